@@ -1,0 +1,28 @@
+import type { ConfigFile } from './schema.js';
+
+/**
+ * The built-in catalog used when `TOLLGATE_CONFIG` names no file: the spec's model ids served by
+ * the simulated provider, so `npm start` works with no network and no upstream secret.
+ */
+export const DEMO_CATALOG: unknown = {
+  providers: [{ name: 'simulated', type: 'simulated', pace_ms: 15 }],
+  models: [
+    ...['model-5.6', 'model-5.6-sol', 'model-5.6-terra', 'model-5.6-luna'].map((id) => ({
+      id,
+      prices: { input: '1.25', cached_input: '0.125', output: '10' },
+      reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'],
+      max_output_tokens: 8192,
+      targets: [{ provider: 'simulated', model: id }],
+    })),
+    {
+      id: 'model-5.6-mini',
+      prices: { input: '0.25', cached_input: '0.025', output: '2' },
+      reasoning_efforts: [],
+      max_output_tokens: 4096,
+      targets: [{ provider: 'simulated', model: 'model-5.6-mini' }],
+    },
+  ],
+  rate_limits: { requests: 60, window_seconds: 60, tokens_per_minute: 0 },
+} satisfies Record<string, unknown>;
+
+export type { ConfigFile };

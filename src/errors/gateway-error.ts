@@ -1,0 +1,97 @@
+/**
+ * The closed set of errors Tollgate answers with, and the catalogue that fixes each one's HTTP
+ * status, `type`, `code`, and whether `param` is present. The first six rows are the spec's error
+ * table (gateway-spec.md §7) to the byte; the rest cover what the spec does not show, in OpenAI's
+ * style (wire-formats.md §6.2). Only http/ renders these; everyone else throws them. The code set
+ * doubles as the metrics label.
+ */
+
+export type GatewayErrorCode =
+  | 'invalid_json'
+  | 'invalid_token'
+  | 'insufficient_balance'
+  | 'route_not_found'
+  | 'rate_limited'
+  | 'model_unavailable'
+  | 'invalid_request'
+  | 'body_too_large'
+  | 'not_found'
+  | 'upstream_rejected'
+  | 'upstream_error'
+  | 'upstream_timeout'
+  | 'service_unavailable'
+  | 'internal';
+
+/** How `param` is rendered: absent, always `""`, or the field the error is about (or null). */
+type ParamRule = 'absent' | 'empty' | 'field';
+
+interface CatalogueEntry {
+  status: number;
+  type: string;
+  /** Default `code`; errors that carry their own (validation) override it. */
+  code: string;
+  param: ParamRule;
+  /** Default message; a function when it depends on details. */
+  message: string;
+}
+
+export const ERROR_CATALOGUE: Readonly<Record<GatewayErrorCode, CatalogueEntry>> = Object.freeze({
+  invalid_json: { status: 400, type: 'service_api_error', code: '', param: 'absent', message: 'Invalid request: invalid JSON request body.' },
+  invalid_token: { status: 401, type: 'service_api_error', code: '', param: 'absent', message: 'Invalid token.' },
+  insufficient_balance: { status: 403, type: 'service_api_error', code: 'insufficient_user_quota', param: 'empty', message: 'Insufficient balance.' },
+  route_not_found: { status: 404, type: 'invalid_request_error', code: '', param: 'empty', message: 'Invalid URL' },
+  rate_limited: { status: 429, type: 'service_api_error', code: '', param: 'absent', message: 'Rate limit exceeded.' },
+  model_unavailable: { status: 503, type: 'service_api_error', code: 'model_not_found', param: 'absent', message: 'The requested model is currently unavailable.' },
+  invalid_request: { status: 400, type: 'invalid_request_error', code: 'invalid_value', param: 'field', message: 'Invalid request.' },
+  body_too_large: { status: 413, type: 'invalid_request_error', code: 'request_too_large', param: 'field', message: 'Request body too large.' },
+  not_found: { status: 404, type: 'invalid_request_error', code: 'not_found', param: 'field', message: 'Not found.' },
+  upstream_rejected: { status: 400, type: 'invalid_request_error', code: 'upstream_rejected', param: 'field', message: 'The upstream provider rejected the request.' },
+  upstream_error: { status: 502, type: 'server_error', code: 'upstream_error', param: 'field', message: 'The upstream provider failed to answer.' },
+  upstream_timeout: { status: 504, type: 'server_error', code: 'upstream_timeout', param: 'field', message: 'The upstream provider did not answer in time.' },
+  service_unavailable: { status: 503, type: 'server_error', code: 'service_unavailable', param: 'field', message: 'The service is temporarily unavailable.' },
+  internal: { status: 500, type: 'server_error', code: 'internal_error', param: 'field', message: 'The server had an error while processing your request.' },
+});
+
+export interface GatewayErrorOptions {
+  message?: string;
+  param?: string | null;
+  code?: string;
+  /** Extra response headers (retry-after on 429, for instance). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly errorCode: GatewayErrorCode;
+  readonly status: number;
+  readonly param: string | null;
+  readonly wireCode: string;
+  readonly headers: Record<string, string>;
+
+  constructor(errorCode: GatewayErrorCode, options: GatewayErrorOptions = {}) {
+    const entry = ERROR_CATALOGUE[errorCode];
+    super(options.message ?? entry.message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.errorCode = errorCode;
+    this.status = entry.status;
+    this.param = options.param ?? null;
+    this.wireCode = options.code ?? entry.code;
+    this.headers = options.headers ?? {};
+  }
+
+  /** The spec's 404 for an unknown route: `Invalid URL (<METHOD> <path>)`, path without its query. */
+  static routeNotFound(method: string, url: string): GatewayError {
+    const path = url.split('?', 1)[0] ?? url;
+    return new GatewayError('route_not_found', { message: `Invalid URL (${method} ${path})` });
+  }
+
+  /** The JSON body, with keys in OpenAI's order: message, type, param, code. */
+  toBody(): { error: Record<string, string | null> } {
+    const entry = ERROR_CATALOGUE[this.errorCode];
+    const error: Record<string, string | null> = { message: this.message, type: entry.type };
+    if (entry.param === 'empty') error.param = '';
+    else if (entry.param === 'field') error.param = this.param;
+    error.code = this.wireCode;
+    return { error };
+  }
+}

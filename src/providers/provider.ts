@@ -1,0 +1,109 @@
+/**
+ * The contract every upstream provider implements. A provider turns the canonical request into its
+ * wire format and its wire stream back into canonical events. Providers never import http, store or
+ * billing; they report failures as `UpstreamError` and the router/http layers decide what the client
+ * sees.
+ */
+import type { CanonicalEvent, CanonicalRequest, Surface } from '../protocol/canonical.js';
+
+/** What a single upstream call needs besides the request. */
+export interface ProviderCall {
+  /** The upstream's own name for the model (the catalog target's `model`). */
+  upstreamModel: string;
+  /**
+   * The most output tokens the upstream may produce (reasoning included): the client's cap, limited
+   * by the model's `max_output_tokens` and by what the account's hold covers. Always sent upstream.
+   */
+  maxOutputTokens: number;
+  /** Aborted when the client goes away or the gateway gives up; the upstream request must stop. */
+  signal: AbortSignal;
+  /** Tollgate's request id, for upstream logs (never a secret). */
+  requestId: string;
+}
+
+/**
+ * A same-protocol call whose client body is forwarded nearly as is (unknown fields kept).
+ * The body has already been validated by the client codec.
+ */
+export interface PassthroughCall extends ProviderCall {
+  surface: Surface;
+  /** The client's JSON body. The provider replaces `model`, caps output and forces usage reporting. */
+  body: Readonly<Record<string, unknown>>;
+  stream: boolean;
+  /** Chat only: whether the client asked for the usage chunk (`stream_options.include_usage`). */
+  clientWantsUsage: boolean;
+}
+
+/**
+ * One frame of a passed-through stream: the SSE text to send to the client as is ('' sends nothing,
+ * e.g. a usage chunk the client did not ask for), plus the canonical events it carries, which feed
+ * the usage meter (text deltas for counting a stream cut short, and the final usage).
+ */
+export interface PassthroughFrame {
+  sse: string;
+  events: CanonicalEvent[];
+}
+
+export type PassthroughResult =
+  | { kind: 'json'; body: Record<string, unknown>; events: CanonicalEvent[] }
+  | { kind: 'stream'; frames: AsyncIterable<PassthroughFrame> };
+
+export interface Provider {
+  /** The provider's name in the catalog. */
+  readonly name: string;
+  /**
+   * Streams the answer as canonical events. The first event is `response-start`, yielded only once
+   * the upstream has accepted the request (an HTTP 200), so that a failure before it can fail over.
+   * Failures before `response-start` are thrown as `UpstreamError`; failures after it are yielded as
+   * an `error` event, and the iteration ends. Breaking out of the iteration aborts the upstream call.
+   */
+  stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent>;
+  /**
+   * Present when the provider speaks `surface` natively: the client body is forwarded with unknown
+   * fields intact. Resolves once the upstream has answered 200 (throws `UpstreamError` otherwise).
+   */
+  passthrough?(call: PassthroughCall): Promise<PassthroughResult>;
+  /** Whether `passthrough` can serve this surface. */
+  speaksNatively?(surface: Surface): boolean;
+  /** Releases connection pools. */
+  close?(): Promise<void>;
+}
+
+/** Why an upstream call failed. */
+export type UpstreamFailureKind =
+  /** Could not connect, or the connection was reset before an answer. */
+  | 'connect'
+  /** No first byte, or too long a silence between chunks. */
+  | 'timeout'
+  /** The upstream answered with a non-2xx status. */
+  | 'status'
+  /** The upstream answered something we cannot read. */
+  | 'protocol'
+  /** The gateway's own upstream credentials were refused (401/403 from the upstream). */
+  | 'credentials';
+
+export class UpstreamError extends Error {
+  readonly kind: UpstreamFailureKind;
+  /** The upstream's HTTP status, when it answered with one. */
+  readonly status: number | undefined;
+  /**
+   * For `status` 4xx caused by the request itself: the upstream's reason, safe to show the client
+   * (never contains upstream URLs or keys).
+   */
+  readonly clientMessage: string | undefined;
+
+  constructor(kind: UpstreamFailureKind, message: string, options: { status?: number; clientMessage?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'UpstreamError';
+    this.kind = kind;
+    this.status = options.status;
+    this.clientMessage = options.clientMessage;
+  }
+
+  /** Whether another target may succeed where this one failed (connection, timeout, 429, 5xx, credentials). */
+  get failoverable(): boolean {
+    if (this.kind !== 'status') return true;
+    const status = this.status ?? 500;
+    return status === 429 || status === 408 || status >= 500;
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The store: the only place with SQL. One interface; SQLite (better-sqlite3) and PostgreSQL (pg)
+ * behind it through the same Kysely queries and migrations. Money is integer nano-USD as `bigint`.
+ * The ledger is append-only: the balance always equals the sum of credits minus the sum of charges.
+ */
+
+export interface AccountRecord {
+  id: string;
+  name: string;
+  /** Credits minus charges, nano-USD. */
+  balanceNanos: bigint;
+  /** Sum of the open holds, nano-USD. Spendable = balance − reserved. */
+  reservedNanos: bigint;
+  disabled: boolean;
+  createdAt: Date;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string | null;
+  /** The first characters of the secret (`sk-tg-abcd`), safe to show. */
+  prefix: string;
+  /** SHA-256 of the whole secret, lowercase hex. The secret itself is never stored. */
+  hash: string;
+  /** Model ids this key may use; null means every model. */
+  models: string[] | null;
+  /** Per-key overrides of the configured limits; null means the default. */
+  requestsPerWindow: number | null;
+  tokensPerMinute: number | null;
+  expiresAt: Date | null;
+  disabled: boolean;
+  createdAt: Date;
+}
+
+export interface KeyWithAccount {
+  key: ApiKeyRecord;
+  account: AccountRecord;
+}
+
+export interface TokenCounts {
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+}
+
+export interface Charge extends TokenCounts {
+  requestId: string;
+  keyId: string;
+  model: string;
+  costNanos: bigint;
+}
+
+export interface LedgerEntry extends TokenCounts {
+  id: number;
+  accountId: string;
+  kind: 'credit' | 'charge';
+  /** Always ≥ 0; a charge subtracts it from the balance, a credit adds it. */
+  amountNanos: bigint;
+  requestId: string | null;
+  keyId: string | null;
+  model: string | null;
+  note: string | null;
+  createdAt: Date;
+}
+
+export interface UsageRow extends TokenCounts {
+  model: string;
+  requests: number;
+  costNanos: bigint;
+}
+
+export interface NewHold {
+  id: string;
+  accountId: string;
+  keyId: string;
+  requestId: string;
+  amountNanos: bigint;
+  expiresAt: Date;
+}
+
+export interface Store {
+  /** Creates or upgrades the schema. Idempotent; safe while other processes use the database. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  /** `sqlite` or `postgres`. */
+  readonly engine: 'sqlite' | 'postgres';
+
+  createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }): Promise<AccountRecord>;
+  listAccounts(): Promise<AccountRecord[]>;
+  /** By id, or else by name. */
+  findAccount(idOrName: string): Promise<AccountRecord | undefined>;
+  /** Adds a credit entry to the ledger and the amount to the balance, atomically. */
+  credit(accountId: string, amountNanos: bigint, note: string | null): Promise<AccountRecord>;
+
+  createKey(key: ApiKeyRecord): Promise<void>;
+  listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
+  /** By id, or else by prefix. */
+  findKey(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
+  /** Returns false when no such key exists. */
+  setKeyDisabled(keyId: string, disabled: boolean): Promise<boolean>;
+  findKeyByHash(hash: string): Promise<KeyWithAccount | undefined>;
+  /**
+   * A number that grows with every change to keys or accounts (disable, enable, create), so that
+   * caches in any process can tell they are stale with one cheap read.
+   */
+  revision(): Promise<number>;
+
+  /**
+   * Opens a hold atomically if the account's balance less its open holds covers `amountNanos`.
+   * Returns false (and changes nothing) when it does not, or when the account is disabled.
+   */
+  openHold(hold: NewHold): Promise<boolean>;
+  /**
+   * Settles an open hold exactly once: releases its reservation and, when `charge` is given and
+   * costs or counts anything, appends one charge entry and subtracts its cost from the balance.
+   * Returns false when the hold was already settled or expired (nothing changes then).
+   */
+  settleHold(holdId: string, charge: Charge | null): Promise<boolean>;
+  /** Releases holds whose expiry has passed (left behind by a crash). Returns how many. */
+  releaseExpiredHolds(now: Date): Promise<number>;
+  /** Holds still open for an account (for tests and the CLI). */
+  countOpenHolds(accountId?: string): Promise<number>;
+
+  listLedger(accountId: string): Promise<LedgerEntry[]>;
+  /** Charges grouped by model. */
+  usageReport(filter: { accountId?: string; since?: Date }): Promise<UsageRow[]>;
+}
