@@ -1,0 +1,46 @@
+/**
+ * API key secrets: `sk-tg-` followed by 40 base62 characters (≈238 bits). Stored only as a SHA-256
+ * hash; the prefix (first 12 characters) is kept to tell keys apart in listings.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const KEY_PREFIX = 'sk-tg-';
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const SECRET_LENGTH = 40;
+const DISPLAY_PREFIX_LENGTH = 12;
+
+export function generateKeySecret(): string {
+  let out = KEY_PREFIX;
+  while (out.length < KEY_PREFIX.length + SECRET_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      // Rejection sampling keeps every character equally likely (248 = 4 × 62).
+      if (byte < 248 && out.length < KEY_PREFIX.length + SECRET_LENGTH) out += ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** Lowercase hex SHA-256 of the whole secret. */
+export function hashKeySecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function displayPrefix(secret: string): string {
+  return secret.slice(0, DISPLAY_PREFIX_LENGTH);
+}
+
+/** Constant-time equality of two hex hashes of equal length. */
+export function hashesEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+}
+
+/** Random ids like `acct_3fQ…`, for records (not secrets). */
+export function newId(prefix: string, length = 20): string {
+  let out = `${prefix}_`;
+  for (const byte of randomBytes(length * 2)) {
+    if (byte < 248 && out.length < prefix.length + 1 + length) out += ALPHABET[byte % 62];
+  }
+  return out;
+}
