@@ -1,0 +1,143 @@
+/**
+ * Decodes the Responses `input` field (a string, or a list of items) into canonical input items.
+ * Item shapes: https://platform.openai.com/docs/api-reference/responses/create#responses-create-input
+ * (summarised in wire-formats.md §2.2).
+ *
+ * Fields we do not act on inside an item (`id`, `status`, `annotations`, `phase`, …) are ignored
+ * rather than rejected: clients replay earlier output items as input, and those carry whatever the
+ * newest server added to them.
+ */
+import { InvalidRequestError, type ContentPart, type InputItem, type MessageRole } from '../canonical.js';
+import {
+  invalidType,
+  invalidValue,
+  isRecord,
+  missing,
+  optionalEnum,
+  requireEnum,
+  requireNonEmptyString,
+  requireString,
+  type JsonRecord,
+} from './field-checks.js';
+
+const ROLES: readonly MessageRole[] = ['user', 'assistant', 'system', 'developer'];
+const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'] as const;
+const INPUT_PART_TYPES = ['input_text', 'input_image'] as const;
+const ASSISTANT_PART_TYPES = ['output_text', 'refusal'] as const;
+const IMAGE_DETAILS = ['auto', 'low', 'high'] as const;
+const ITEM_STATUSES = ['in_progress', 'completed', 'incomplete'] as const;
+
+/** Decodes `input`; `reasoning` items are accepted and dropped (no canonical slot for them). */
+export function decodeInput(value: unknown): InputItem[] {
+  if (value === undefined || value === null) throw missing('input');
+  if (typeof value === 'string') {
+    return [{ type: 'message', role: 'user', content: [{ type: 'text', text: value }] }];
+  }
+  if (!Array.isArray(value)) throw invalidType('input', 'a string or an array of input items', value);
+  if (value.length === 0) {
+    throw new InvalidRequestError(
+      "Invalid 'input': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      'input',
+      'empty_array',
+    );
+  }
+  const items: InputItem[] = [];
+  value.forEach((raw: unknown, index) => {
+    const item = decodeItem(raw, `input[${index}]`);
+    if (item !== undefined) items.push(item);
+  });
+  return items;
+}
+
+function decodeItem(raw: unknown, path: string): InputItem | undefined {
+  if (!isRecord(raw)) throw invalidType(path, 'an object', raw);
+  // `type` is optional on messages: an item with a role and no type is a message.
+  const type = raw.type === undefined ? 'message' : raw.type;
+  if (typeof type !== 'string') throw invalidType(`${path}.type`, 'a string', type);
+  switch (type) {
+    case 'message':
+      return decodeMessage(raw, path);
+    case 'function_call':
+      return decodeFunctionCall(raw, path);
+    case 'function_call_output':
+      return decodeFunctionCallOutput(raw, path);
+    case 'reasoning':
+      return undefined;
+    default:
+      throw invalidValue(`${path}.type`, type, ITEM_TYPES);
+  }
+}
+
+function decodeMessage(raw: JsonRecord, path: string): InputItem {
+  const role = requireEnum(raw.role, `${path}.role`, ROLES);
+  optionalEnum(raw.status, `${path}.status`, ITEM_STATUSES);
+  const content = raw.content;
+  if (content === undefined) throw missing(`${path}.content`);
+  if (typeof content === 'string') return { type: 'message', role, content: [{ type: 'text', text: content }] };
+  if (!Array.isArray(content)) throw invalidType(`${path}.content`, 'a string or an array of content parts', content);
+  const parts = content.map((part: unknown, index) => decodePart(part, role, `${path}.content[${index}]`));
+  return { type: 'message', role, content: parts };
+}
+
+/** OpenAI only takes output parts in assistant messages and input parts in the others. */
+function decodePart(raw: unknown, role: MessageRole, path: string): ContentPart {
+  if (!isRecord(raw)) throw invalidType(path, 'an object', raw);
+  const supported: readonly string[] = role === 'assistant' ? ASSISTANT_PART_TYPES : INPUT_PART_TYPES;
+  const type = requireEnum(raw.type, `${path}.type`, supported);
+  switch (type) {
+    case 'input_text':
+    case 'output_text':
+      return { type: 'text', text: requireString(raw.text, `${path}.text`) };
+    case 'refusal':
+      return { type: 'refusal', refusal: requireString(raw.refusal, `${path}.refusal`) };
+    default:
+      // The only type left in either list is input_image.
+      return decodeImage(raw, path);
+  }
+}
+
+function decodeImage(raw: JsonRecord, path: string): ContentPart {
+  const detail = optionalEnum(raw.detail, `${path}.detail`, IMAGE_DETAILS);
+  if (raw.image_url === undefined || raw.image_url === null) {
+    // Tollgate keeps no file store, so an image can only arrive as a URL (or a data: URL).
+    if (raw.file_id !== undefined && raw.file_id !== null) {
+      throw new InvalidRequestError(
+        `Images given by 'file_id' are not supported; send the image as 'image_url' (a URL or a data URL).`,
+        `${path}.file_id`,
+        'unsupported_value',
+      );
+    }
+    throw missing(`${path}.image_url`);
+  }
+  const url = requireNonEmptyString(raw.image_url, `${path}.image_url`);
+  return detail === undefined ? { type: 'image', url } : { type: 'image', url, detail };
+}
+
+function decodeFunctionCall(raw: JsonRecord, path: string): InputItem {
+  const callId = requireNonEmptyString(raw.call_id, `${path}.call_id`);
+  const name = requireNonEmptyString(raw.name, `${path}.name`);
+  const argumentsText = requireString(raw.arguments, `${path}.arguments`);
+  if (raw.id !== undefined && raw.id !== null) requireString(raw.id, `${path}.id`);
+  optionalEnum(raw.status, `${path}.status`, ITEM_STATUSES);
+  return { type: 'function_call', callId, name, arguments: argumentsText };
+}
+
+/**
+ * A call_id that answers no earlier function_call is not an error here: with `previous_response_id`
+ * the call may sit in the stored response, which only the caller can resolve.
+ */
+function decodeFunctionCallOutput(raw: JsonRecord, path: string): InputItem {
+  const callId = requireNonEmptyString(raw.call_id, `${path}.call_id`);
+  const output = raw.output;
+  if (output === undefined) throw missing(`${path}.output`);
+  if (typeof output === 'string') return { type: 'function_call_output', callId, output };
+  if (!Array.isArray(output)) throw invalidType(`${path}.output`, 'a string or an array of content parts', output);
+  // The canonical output is text, so only text parts can be carried; they are joined in order.
+  const texts = output.map((part: unknown, index) => {
+    const partPath = `${path}.output[${index}]`;
+    if (!isRecord(part)) throw invalidType(partPath, 'an object', part);
+    requireEnum(part.type, `${partPath}.type`, ['input_text']);
+    return requireString(part.text, `${partPath}.text`);
+  });
+  return { type: 'function_call_output', callId, output: texts.join('') };
+}

@@ -1,0 +1,229 @@
+/**
+ * Decodes a POST /v1/responses body (already parsed JSON) into the canonical request, validating
+ * every field we accept and answering anything wrong the way OpenAI does (message, `param` path,
+ * `code`). Field list: https://platform.openai.com/docs/api-reference/responses/create
+ * (wire-formats.md §2.1). Unknown top-level fields are refused, as OpenAI refuses them.
+ */
+import { InvalidRequestError, REASONING_EFFORTS, type CanonicalRequest, type ReasoningEffort, type ResponseFormat } from '../canonical.js';
+import { decodeInput } from './decode-input.js';
+import { decodeName, decodeToolChoice, decodeTools } from './decode-tools.js';
+import {
+  invalidType,
+  isRecord,
+  missing,
+  optionalBoolean,
+  optionalEnum,
+  optionalInteger,
+  optionalNumber,
+  optionalRecord,
+  optionalString,
+  requireEnum,
+  stringTooLong,
+  type JsonRecord,
+} from './field-checks.js';
+import { DEFAULT_ECHO, REASONING_SUMMARIES, TRUNCATIONS, VERBOSITIES, type ResponsesEcho } from './response-settings.js';
+
+/** What a Responses body decodes to: the canonical request plus what only the gateway acts on. */
+export interface DecodedResponsesBody {
+  request: CanonicalRequest;
+  /** Whether to persist the response for GET and `previous_response_id` (default true). */
+  store: boolean;
+  /** The stored response this one continues; resolving it is the caller's job. */
+  previousResponseId: string | null;
+  /** At most 16 string pairs, stored and echoed. */
+  metadata: Record<string, string>;
+  /** Settings without a canonical slot that the response object echoes (pass to the encoder). */
+  echo: ResponsesEcho;
+}
+
+const SERVICE_TIERS = ['auto', 'default', 'flex', 'scale', 'priority'] as const;
+/** The `include` values OpenAI documents; we accept them all and honour none that need hosted tools. */
+const INCLUDABLES = [
+  'file_search_call.results',
+  'web_search_call.results',
+  'web_search_call.action.sources',
+  'message.input_image.image_url',
+  'computer_call_output.output.image_url',
+  'code_interpreter_call.outputs',
+  'reasoning.encrypted_content',
+  'message.output_text.logprobs',
+] as const;
+
+const KNOWN_FIELDS = new Set([
+  'model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_output_tokens',
+  'temperature', 'top_p', 'reasoning', 'text', 'stream', 'store', 'metadata', 'previous_response_id',
+  'user', 'safety_identifier', 'prompt_cache_key', 'service_tier', 'truncation', 'include',
+  'stream_options', 'top_logprobs', 'background', 'conversation', 'prompt',
+]);
+
+const METADATA_MAX_PAIRS = 16;
+const METADATA_KEY_MAX_LENGTH = 64;
+const METADATA_VALUE_MAX_LENGTH = 512;
+
+/** Decodes and validates a Responses body; throws {@link InvalidRequestError} for anything wrong. */
+export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
+  if (!isRecord(body)) {
+    throw new InvalidRequestError(`Invalid request body: expected a JSON object, but got ${describeBody(body)} instead.`, null, 'invalid_type');
+  }
+  for (const key of Object.keys(body)) {
+    if (!KNOWN_FIELDS.has(key)) {
+      throw new InvalidRequestError(`Unrecognized request argument supplied: ${key}`, key, 'unknown_parameter');
+    }
+  }
+  refuseUnsupported(body);
+
+  const model = body.model;
+  if (model === undefined || model === null || model === '') throw missing('model');
+  if (typeof model !== 'string') throw invalidType('model', 'a string', model);
+
+  const tools = decodeTools(body.tools);
+  const request: CanonicalRequest = {
+    model,
+    input: decodeInput(body.input),
+    tools,
+    toolChoice: decodeToolChoice(body.tool_choice, tools),
+    stream: optionalBoolean(body.stream, 'stream') ?? false,
+  };
+  const instructions = optionalString(body.instructions, 'instructions');
+  if (instructions !== undefined) request.instructions = instructions;
+  const parallelToolCalls = optionalBoolean(body.parallel_tool_calls, 'parallel_tool_calls');
+  if (parallelToolCalls !== undefined) request.parallelToolCalls = parallelToolCalls;
+  // OpenAI's floor is 16; ours is 1 because a provider can honour any positive cap.
+  const maxOutputTokens = optionalInteger(body.max_output_tokens, 'max_output_tokens', 1);
+  if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
+  const temperature = optionalNumber(body.temperature, 'temperature', 0, 2);
+  if (temperature !== undefined) request.temperature = temperature;
+  const topP = optionalNumber(body.top_p, 'top_p', 0, 1);
+  if (topP !== undefined) request.topP = topP;
+
+  const reasoning = decodeReasoning(body.reasoning);
+  if (reasoning.effort !== undefined) request.reasoningEffort = reasoning.effort;
+  const text = decodeText(body.text);
+  if (text.format !== undefined) request.responseFormat = text.format;
+
+  decodeStreamOptions(body.stream_options);
+  decodeInclude(body.include);
+  optionalEnum(body.service_tier, 'service_tier', SERVICE_TIERS);
+
+  const echo: ResponsesEcho = {
+    ...DEFAULT_ECHO,
+    user: optionalString(body.user, 'user') ?? null,
+    truncation: optionalEnum(body.truncation, 'truncation', TRUNCATIONS) ?? DEFAULT_ECHO.truncation,
+    reasoningSummary: reasoning.summary,
+    verbosity: text.verbosity ?? DEFAULT_ECHO.verbosity,
+    topLogprobs: optionalInteger(body.top_logprobs, 'top_logprobs', 0, 20) ?? DEFAULT_ECHO.topLogprobs,
+    promptCacheKey: optionalString(body.prompt_cache_key, 'prompt_cache_key') ?? null,
+    safetyIdentifier: optionalString(body.safety_identifier, 'safety_identifier', 64) ?? null,
+  };
+
+  const previousResponseId = optionalString(body.previous_response_id, 'previous_response_id') ?? null;
+  return {
+    request,
+    store: optionalBoolean(body.store, 'store') ?? true,
+    previousResponseId,
+    metadata: decodeMetadata(body.metadata),
+    echo,
+  };
+}
+
+/** The canonical request alone; see {@link decodeResponsesBody} for the gateway-only fields. */
+export function decodeResponsesRequest(body: unknown): CanonicalRequest {
+  return decodeResponsesBody(body).request;
+}
+
+function describeBody(body: unknown): string {
+  if (Array.isArray(body)) return 'an array';
+  if (body === null) return 'null';
+  return `a ${typeof body}`;
+}
+
+/** Real OpenAI parameters that need state or services Tollgate does not have. */
+function refuseUnsupported(body: JsonRecord): void {
+  if (body.conversation !== undefined && body.conversation !== null) {
+    throw new InvalidRequestError(
+      "The 'conversation' parameter is not supported; use 'previous_response_id' to continue a response.",
+      'conversation',
+      'unsupported_parameter',
+    );
+  }
+  if (body.prompt !== undefined && body.prompt !== null) {
+    throw new InvalidRequestError("The 'prompt' parameter (stored prompt templates) is not supported.", 'prompt', 'unsupported_parameter');
+  }
+  if (optionalBoolean(body.background, 'background') === true) {
+    throw new InvalidRequestError("Background responses ('background': true) are not supported.", 'background', 'unsupported_value');
+  }
+}
+
+function decodeReasoning(value: unknown): { effort?: ReasoningEffort; summary: ResponsesEcho['reasoningSummary'] } {
+  const reasoning = optionalRecord(value, 'reasoning');
+  if (reasoning === undefined) return { summary: null };
+  const effort = optionalEnum(reasoning.effort, 'reasoning.effort', REASONING_EFFORTS);
+  // `generate_summary` is the deprecated name of `summary`.
+  const summary =
+    optionalEnum(reasoning.summary, 'reasoning.summary', REASONING_SUMMARIES) ??
+    optionalEnum(reasoning.generate_summary, 'reasoning.generate_summary', REASONING_SUMMARIES) ??
+    null;
+  return effort === undefined ? { summary } : { effort, summary };
+}
+
+function decodeText(value: unknown): { format?: ResponseFormat; verbosity?: ResponsesEcho['verbosity'] } {
+  const text = optionalRecord(value, 'text');
+  if (text === undefined) return {};
+  const verbosity = optionalEnum(text.verbosity, 'text.verbosity', VERBOSITIES);
+  const format = decodeFormat(text.format);
+  return {
+    ...(format === undefined ? {} : { format }),
+    ...(verbosity === undefined ? {} : { verbosity }),
+  };
+}
+
+function decodeFormat(value: unknown): ResponseFormat | undefined {
+  const format = optionalRecord(value, 'text.format');
+  if (format === undefined) return undefined;
+  const type = requireEnum(format.type, 'text.format.type', ['text', 'json_object', 'json_schema']);
+  if (type === 'text') return { type: 'text' };
+  if (type === 'json_object') return { type: 'json_object' };
+  const name = decodeName(format.name, 'text.format.name');
+  if (format.schema === undefined || format.schema === null) throw missing('text.format.schema');
+  const schema = optionalRecord(format.schema, 'text.format.schema') ?? {};
+  const result: ResponseFormat = { type: 'json_schema', name, schema };
+  const strict = optionalBoolean(format.strict, 'text.format.strict');
+  if (strict !== undefined) result.strict = strict;
+  const description = optionalString(format.description, 'text.format.description');
+  if (description !== undefined) result.description = description;
+  return result;
+}
+
+function decodeMetadata(value: unknown): Record<string, string> {
+  const metadata = optionalRecord(value, 'metadata');
+  if (metadata === undefined) return {};
+  const entries = Object.entries(metadata);
+  if (entries.length > METADATA_MAX_PAIRS) {
+    throw new InvalidRequestError(
+      `Invalid 'metadata': too many properties. Expected an object with at most ${METADATA_MAX_PAIRS} properties, but got an object with ${entries.length} properties instead.`,
+      'metadata',
+      'object_above_max_properties',
+    );
+  }
+  const checked = entries.map(([key, entry]): [string, string] => {
+    const param = `metadata.${key}`;
+    if (key.length > METADATA_KEY_MAX_LENGTH) throw stringTooLong(param, key, METADATA_KEY_MAX_LENGTH);
+    if (typeof entry !== 'string') throw invalidType(param, 'a string', entry);
+    if (entry.length > METADATA_VALUE_MAX_LENGTH) throw stringTooLong(param, entry, METADATA_VALUE_MAX_LENGTH);
+    return [key, entry];
+  });
+  // fromEntries defines own properties, so a key such as "__proto__" is kept rather than lost.
+  return Object.fromEntries(checked);
+}
+
+function decodeStreamOptions(value: unknown): void {
+  const options = optionalRecord(value, 'stream_options');
+  if (options === undefined) return;
+  optionalBoolean(options.include_obfuscation, 'stream_options.include_obfuscation');
+}
+
+function decodeInclude(value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (!Array.isArray(value)) throw invalidType('include', 'an array', value);
+  value.forEach((entry: unknown, index) => requireEnum(entry, `include[${index}]`, INCLUDABLES));
+}

@@ -1,0 +1,55 @@
+/**
+ * The output items a Responses encoder builds, and their wire shapes.
+ * https://platform.openai.com/docs/api-reference/responses/object#responses-object-output
+ * (wire-formats.md §2.4). Each item holds only what its final `.done` event must carry in full.
+ */
+
+export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
+export type OutputItem =
+  | { type: 'message'; id: string; status: ItemStatus; text: string }
+  /** Reasoning is carried as one summary part, the shape every SDK can rebuild. */
+  | { type: 'reasoning'; id: string; status: ItemStatus; text: string }
+  | { type: 'function_call'; id: string; status: ItemStatus; callId: string; name: string; arguments: string };
+
+export function outputTextPart(text: string): Record<string, unknown> {
+  return { type: 'output_text', annotations: [], logprobs: [], text };
+}
+
+export function summaryTextPart(text: string): Record<string, unknown> {
+  return { type: 'summary_text', text };
+}
+
+/**
+ * The item as the client sees it. `withContent: false` gives the shape of `output_item.added`,
+ * sent before its first content or summary part exists.
+ */
+export function itemObject(item: OutputItem, withContent = true): Record<string, unknown> {
+  switch (item.type) {
+    case 'message':
+      return {
+        id: item.id,
+        type: 'message',
+        status: item.status,
+        role: 'assistant',
+        content: withContent ? [outputTextPart(item.text)] : [],
+      };
+    case 'reasoning':
+      // OpenAI prints no status on reasoning items; the summary alone tells what was produced.
+      return { id: item.id, type: 'reasoning', summary: withContent ? [summaryTextPart(item.text)] : [] };
+    case 'function_call':
+      return {
+        id: item.id,
+        type: 'function_call',
+        status: item.status,
+        arguments: item.arguments,
+        call_id: item.callId,
+        name: item.name,
+      };
+  }
+}
+
+/** One complete SSE frame; Responses streams name every event after its payload `type` (§0). */
+export function sseFrame(type: string, payload: Record<string, unknown>): string {
+  return `event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
+}
