@@ -91,6 +91,8 @@ export interface Store {
   listAccounts(): Promise<AccountRecord[]>;
   /** By id, or else by name. */
   findAccount(idOrName: string): Promise<AccountRecord | undefined>;
+  /** Returns false when no such account exists. A disabled account's keys are refused (401). */
+  setAccountDisabled(accountId: string, disabled: boolean): Promise<boolean>;
   /** Adds a credit entry to the ledger and the amount to the balance, atomically. */
   credit(accountId: string, amountNanos: bigint, note: string | null): Promise<AccountRecord>;
 

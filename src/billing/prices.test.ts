@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { configFileSchema, type ConfigFile } from '../config/schema.js';
+import { costOf, pricesFromConfig, type ModelPrices } from './prices.js';
+
+function models(prices: Array<{ id: string; prices: Record<string, string | number> }>): ConfigFile['models'] {
+  return configFileSchema.parse({
+    providers: [{ name: 'sim', type: 'simulated' }],
+    models: prices.map((model) => ({ ...model, targets: [{ provider: 'sim', model: 'upstream' }] })),
+  }).models;
+}
+
+describe('pricesFromConfig', () => {
+  it('converts USD per 1M tokens to nano-USD exactly, from strings and numbers', () => {
+    const prices = pricesFromConfig(
+      models([
+        { id: 'a', prices: { input: '2.5', cached_input: 0.25, output: 10 } },
+        { id: 'b', prices: { input: 0.1, output: '0.000000001' } },
+      ]),
+    );
+    expect(prices.get('a')).toEqual({ inputPerMillion: 2_500_000_000n, cachedInputPerMillion: 250_000_000n, outputPerMillion: 10_000_000_000n });
+    expect(prices.get('b')).toEqual({ inputPerMillion: 100_000_000n, cachedInputPerMillion: 100_000_000n, outputPerMillion: 1n });
+    expect(prices.size).toBe(2);
+  });
+
+  it('defaults the cached price to the input price, but keeps an explicit zero', () => {
+    const prices = pricesFromConfig(
+      models([
+        { id: 'default', prices: { input: '1.234567891', output: 2 } },
+        { id: 'free-cache', prices: { input: 3, cached_input: 0, output: 4 } },
+      ]),
+    );
+    expect(prices.get('default')?.cachedInputPerMillion).toBe(1_234_567_891n);
+    expect(prices.get('free-cache')?.cachedInputPerMillion).toBe(0n);
+  });
+});
+
+describe('costOf', () => {
+  const prices: ModelPrices = { inputPerMillion: 2_500_000_000n, cachedInputPerMillion: 250_000_000n, outputPerMillion: 10_000_000_000n };
+
+  it('bills fresh input, cached input and output (reasoning included) at their own prices', () => {
+    const usage = { inputTokens: 1_000, cachedInputTokens: 400, outputTokens: 300, reasoningTokens: 100 };
+    // 600 × 2500 + 400 × 250 + 300 × 10000 nanos; reasoning is part of the 300 output tokens.
+    expect(costOf(usage, prices)).toBe(1_500_000n + 100_000n + 3_000_000n);
+    expect(costOf({ ...usage, reasoningTokens: 0 }, prices)).toBe(4_600_000n);
+  });
+
+  it('rounds each part up to the nano', () => {
+    const tiny: ModelPrices = { inputPerMillion: 7n, cachedInputPerMillion: 7n, outputPerMillion: 7n };
+    // 21/1e6, 7/1e6 and 7/1e6 of a nano: each part rounds up to one.
+    expect(costOf({ inputTokens: 4, cachedInputTokens: 1, outputTokens: 1, reasoningTokens: 0 }, tiny)).toBe(3n);
+    const oneNano: ModelPrices = { inputPerMillion: 1n, cachedInputPerMillion: 1n, outputPerMillion: 1n };
+    expect(costOf({ inputTokens: 1_000_000, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, oneNano)).toBe(1n);
+    expect(costOf({ inputTokens: 1_000_001, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, oneNano)).toBe(2n);
+    expect(costOf({ inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, prices)).toBe(0n);
+  });
+
+  it('never bills a cached token twice when the cached count exceeds the input count', () => {
+    expect(costOf({ inputTokens: 10, cachedInputTokens: 50, outputTokens: 0, reasoningTokens: 0 }, prices)).toBe(2_500n);
+  });
+
+  it('refuses token counts that are negative or not integers', () => {
+    expect(() => costOf({ inputTokens: -1, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, prices)).toThrow(RangeError);
+    expect(() => costOf({ inputTokens: 1, cachedInputTokens: 0, outputTokens: 1.5, reasoningTokens: 0 }, prices)).toThrow(RangeError);
+    expect(() => costOf({ inputTokens: Number.NaN, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, prices)).toThrow(RangeError);
+  });
+});

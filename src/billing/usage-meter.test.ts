@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { countTextTokens } from '../protocol/tokens.js';
+import { UsageMeter } from './usage-meter.js';
+
+describe('UsageMeter', () => {
+  it('prefers the usage the upstream reports', () => {
+    const meter = new UsageMeter(10);
+    meter.observe({ type: 'text-delta', delta: 'Hello world' });
+    const reported = { inputTokens: 12, cachedInputTokens: 4, outputTokens: 30, reasoningTokens: 8 };
+    meter.observe({ type: 'usage', usage: reported });
+    expect(meter.usage()).toEqual(reported);
+  });
+
+  it('counts what streamed when the stream is cut short', () => {
+    const meter = new UsageMeter(10);
+    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(100);
+    for (let index = 0; index < text.length; index += 7) meter.observe({ type: 'text-delta', delta: text.slice(index, index + 7) });
+    meter.observe({ type: 'reasoning-delta', delta: 'thinking hard' });
+    const usage = meter.usage();
+    expect(usage.inputTokens).toBe(10);
+    expect(usage.reasoningTokens).toBe(countTextTokens('thinking hard'));
+    // Batching may split a token at a batch boundary; it never loses text.
+    expect(usage.outputTokens - usage.reasoningTokens).toBeGreaterThanOrEqual(countTextTokens(text));
+    expect(usage.outputTokens - usage.reasoningTokens).toBeLessThanOrEqual(countTextTokens(text) + 2);
+  });
+
+  it('knows when nothing was produced', () => {
+    const meter = new UsageMeter(10);
+    meter.observe({ type: 'response-start', upstreamModel: 'x' });
+    expect(meter.producedAnything).toBe(false);
+    meter.observe({ type: 'tool-call-start', index: 0, callId: 'c', name: 'weather' });
+    expect(meter.producedAnything).toBe(true);
+  });
+});

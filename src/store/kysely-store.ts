@@ -1,0 +1,302 @@
+/**
+ * The Store over Kysely: one set of queries for SQLite and PostgreSQL. Accounts, keys and the
+ * revision counter live here; holds and the ledger in hold-queries.ts and ledger-queries.ts.
+ * Built by open-store.ts, which knows the engine-specific parts (connection, transactions,
+ * migration locking) and hands them in.
+ */
+import type { Kysely } from 'kysely';
+import type { Database, StoreEngine } from './schema.js';
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  Charge,
+  KeyWithAccount,
+  LedgerEntry,
+  NewHold,
+  Store,
+  UsageRow,
+} from './store.js';
+import * as holds from './hold-queries.js';
+import type { Transact } from './hold-queries.js';
+import * as ledger from './ledger-queries.js';
+import {
+  decodeAccount,
+  decodeApiKey,
+  encodeModels,
+  toEpochMilliseconds,
+  toSafeNumber,
+} from './row-decoding.js';
+
+export interface KyselyStoreParts {
+  db: Kysely<Database>;
+  engine: StoreEngine;
+  transact: Transact;
+  /** Applies pending migrations in the engine's safe way. */
+  migrate: () => Promise<void>;
+  /** The clock for `created_at` columns; tests pass a fixed one. */
+  now: () => Date;
+}
+
+/** Columns of `api_keys` read into a record, prefixed so they can share a row with an account. */
+const KEY_COLUMNS = [
+  'api_keys.id as key_id',
+  'api_keys.account_id as key_account_id',
+  'api_keys.name as key_name',
+  'api_keys.prefix as key_prefix',
+  'api_keys.hash as key_hash',
+  'api_keys.models as key_models',
+  'api_keys.requests_per_window as key_requests_per_window',
+  'api_keys.tokens_per_minute as key_tokens_per_minute',
+  'api_keys.expires_at as key_expires_at',
+  'api_keys.disabled as key_disabled',
+  'api_keys.created_at as key_created_at',
+] as const;
+
+export class KyselyStore implements Store {
+  readonly engine: StoreEngine;
+  private readonly db: Kysely<Database>;
+  private readonly transact: Transact;
+  private readonly applyMigrations: () => Promise<void>;
+  private readonly now: () => Date;
+
+  constructor(parts: KyselyStoreParts) {
+    this.db = parts.db;
+    this.engine = parts.engine;
+    this.transact = parts.transact;
+    this.applyMigrations = parts.migrate;
+    this.now = parts.now;
+  }
+
+  migrate(): Promise<void> {
+    return this.applyMigrations();
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+
+  async createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }): Promise<AccountRecord> {
+    ledger.assertNonNegativeAmount(account.openingBalanceNanos, 'opening balance');
+    const createdAt = this.nowMilliseconds();
+    await this.transact(async (transaction) => {
+      await transaction
+        .insertInto('accounts')
+        .values({
+          id: account.id,
+          name: account.name,
+          balance_nanos: account.openingBalanceNanos,
+          reserved_nanos: 0n,
+          disabled: 0,
+          created_at: createdAt,
+        })
+        .execute();
+      // The opening balance is a credit like any other, so that balance = Σcredits − Σcharges.
+      if (account.openingBalanceNanos > 0n) {
+        await ledger.appendLedgerEntry(transaction, {
+          accountId: account.id,
+          kind: 'credit',
+          amountNanos: account.openingBalanceNanos,
+          requestId: null,
+          keyId: null,
+          model: null,
+          tokens: ledger.NO_TOKENS,
+          note: 'opening balance',
+          createdAt,
+        });
+      }
+      await bumpRevision(transaction);
+    });
+    return this.requireAccount(account.id);
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    const rows = await this.db.selectFrom('accounts').selectAll().orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+    return rows.map(decodeAccount);
+  }
+
+  async findAccount(idOrName: string): Promise<AccountRecord | undefined> {
+    const byId = await this.db.selectFrom('accounts').selectAll().where('id', '=', idOrName).executeTakeFirst();
+    if (byId !== undefined) return decodeAccount(byId);
+    const byName = await this.db.selectFrom('accounts').selectAll().where('name', '=', idOrName).executeTakeFirst();
+    return byName === undefined ? undefined : decodeAccount(byName);
+  }
+
+  async credit(accountId: string, amountNanos: bigint, note: string | null): Promise<AccountRecord> {
+    if (typeof amountNanos !== 'bigint' || amountNanos <= 0n) throw new RangeError(`credit amount must be a bigint > 0, got ${String(amountNanos)}`);
+    const createdAt = this.nowMilliseconds();
+    await this.transact(async (transaction) => {
+      const updated = await transaction
+        .updateTable('accounts')
+        .set((eb) => ({ balance_nanos: eb('balance_nanos', '+', amountNanos) }))
+        .where('id', '=', accountId)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows !== 1n) throw new Error(`no account with id ${JSON.stringify(accountId)}`);
+      await ledger.appendLedgerEntry(transaction, {
+        accountId,
+        kind: 'credit',
+        amountNanos,
+        requestId: null,
+        keyId: null,
+        model: null,
+        tokens: ledger.NO_TOKENS,
+        note,
+        createdAt,
+      });
+      await bumpRevision(transaction);
+    });
+    return this.requireAccount(accountId);
+  }
+
+  async createKey(key: ApiKeyRecord): Promise<void> {
+    assertOptionalLimit(key.requestsPerWindow, 'requestsPerWindow');
+    assertOptionalLimit(key.tokensPerMinute, 'tokensPerMinute');
+    await this.transact(async (transaction) => {
+      const account = await transaction.selectFrom('accounts').select('id').where('id', '=', key.accountId).executeTakeFirst();
+      if (account === undefined) throw new Error(`no account with id ${JSON.stringify(key.accountId)}`);
+      await transaction
+        .insertInto('api_keys')
+        .values({
+          id: key.id,
+          account_id: key.accountId,
+          name: key.name,
+          prefix: key.prefix,
+          hash: key.hash,
+          models: encodeModels(key.models),
+          requests_per_window: key.requestsPerWindow,
+          tokens_per_minute: key.tokensPerMinute,
+          expires_at: key.expiresAt === null ? null : toEpochMilliseconds(key.expiresAt, 'expiresAt'),
+          disabled: key.disabled ? 1 : 0,
+          created_at: toEpochMilliseconds(key.createdAt, 'createdAt'),
+        })
+        .execute();
+      await bumpRevision(transaction);
+    });
+  }
+
+  async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {
+    let query = this.db.selectFrom('api_keys').selectAll();
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    const rows = await query.orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+    return rows.map(decodeApiKey);
+  }
+
+  async findKey(idOrPrefix: string): Promise<ApiKeyRecord | undefined> {
+    const byId = await this.db.selectFrom('api_keys').selectAll().where('id', '=', idOrPrefix).executeTakeFirst();
+    if (byId !== undefined) return decodeApiKey(byId);
+    // Prefixes are 12 characters of a random secret: unique in practice, but not by constraint.
+    const byPrefix = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('prefix', '=', idOrPrefix)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .executeTakeFirst();
+    return byPrefix === undefined ? undefined : decodeApiKey(byPrefix);
+  }
+
+  async setKeyDisabled(keyId: string, disabled: boolean): Promise<boolean> {
+    return this.transact(async (transaction) => {
+      const updated = await transaction.updateTable('api_keys').set({ disabled: disabled ? 1 : 0 }).where('id', '=', keyId).executeTakeFirst();
+      if (updated.numUpdatedRows !== 1n) return false;
+      await bumpRevision(transaction);
+      return true;
+    });
+  }
+
+  /**
+   * Not part of the Store contract yet (nothing else can disable an account); used by tests and
+   * meant for the admin CLI. Returns false when no such account exists.
+   */
+  async setAccountDisabled(accountId: string, disabled: boolean): Promise<boolean> {
+    return this.transact(async (transaction) => {
+      const updated = await transaction.updateTable('accounts').set({ disabled: disabled ? 1 : 0 }).where('id', '=', accountId).executeTakeFirst();
+      if (updated.numUpdatedRows !== 1n) return false;
+      await bumpRevision(transaction);
+      return true;
+    });
+  }
+
+  async findKeyByHash(hash: string): Promise<KeyWithAccount | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select(KEY_COLUMNS)
+      .select(['accounts.id', 'accounts.name', 'accounts.balance_nanos', 'accounts.reserved_nanos', 'accounts.disabled', 'accounts.created_at'])
+      .where('api_keys.hash', '=', hash)
+      .executeTakeFirst();
+    if (row === undefined) return undefined;
+    return {
+      key: decodeApiKey({
+        id: row.key_id,
+        account_id: row.key_account_id,
+        name: row.key_name,
+        prefix: row.key_prefix,
+        hash: row.key_hash,
+        models: row.key_models,
+        requests_per_window: row.key_requests_per_window,
+        tokens_per_minute: row.key_tokens_per_minute,
+        expires_at: row.key_expires_at,
+        disabled: row.key_disabled,
+        created_at: row.key_created_at,
+      }),
+      account: decodeAccount(row),
+    };
+  }
+
+  async revision(): Promise<number> {
+    const row = await this.db.selectFrom('revision').select('value').where('id', '=', 1).executeTakeFirstOrThrow();
+    return toSafeNumber(row.value, 'revision.value');
+  }
+
+  openHold(hold: NewHold): Promise<boolean> {
+    return holds.openHold(this.transact, hold, this.now());
+  }
+
+  settleHold(holdId: string, charge: Charge | null): Promise<boolean> {
+    return holds.settleHold(this.transact, holdId, charge, this.now());
+  }
+
+  releaseExpiredHolds(now: Date): Promise<number> {
+    return holds.releaseExpiredHolds(this.db, this.transact, now);
+  }
+
+  countOpenHolds(accountId?: string): Promise<number> {
+    return holds.countOpenHolds(this.db, accountId);
+  }
+
+  listLedger(accountId: string): Promise<LedgerEntry[]> {
+    return ledger.listLedger(this.db, accountId);
+  }
+
+  usageReport(filter: { accountId?: string; since?: Date }): Promise<UsageRow[]> {
+    return ledger.usageReport(this.db, filter);
+  }
+
+  private nowMilliseconds(): number {
+    return toEpochMilliseconds(this.now(), 'now');
+  }
+
+  private async requireAccount(accountId: string): Promise<AccountRecord> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirstOrThrow();
+    return decodeAccount(row);
+  }
+}
+
+/**
+ * Every change to keys or accounts (create, credit, disable, enable) moves the counter, inside the
+ * same transaction. Holds and settles do not: they change balances on every request, and a cache
+ * keyed on the revision would never stay warm; spending is checked atomically by openHold instead.
+ */
+async function bumpRevision(transaction: Kysely<Database>): Promise<void> {
+  await transaction
+    .updateTable('revision')
+    .set((eb) => ({ value: eb('value', '+', 1n) }))
+    .where('id', '=', 1)
+    .execute();
+}
+
+function assertOptionalLimit(value: number | null, field: string): void {
+  if (value !== null && (!Number.isSafeInteger(value) || value < 0 || value > 2_147_483_647)) {
+    throw new RangeError(`${field} must be null or an integer from 0 to 2147483647, got ${String(value)}`);
+  }
+}

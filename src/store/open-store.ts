@@ -1,0 +1,94 @@
+/**
+ * Opens the store named by a database URL:
+ * - `sqlite:PATH` — a file, relative to the working directory unless absolute (`sqlite:/var/x.db`);
+ *   its folder is created. `sqlite::memory:` is a private in-memory database (tests).
+ * - `postgres://…` or `postgresql://…` — a PostgreSQL connection pool.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Transact } from './hold-queries.js';
+import { KyselyStore } from './kysely-store.js';
+import { migrateSqliteFile, migrateToLatest } from './migrations/migrate.js';
+import type { Database } from './schema.js';
+import type { Store } from './store.js';
+import { openSqliteConnection, sqliteImmediateTransaction } from './sqlite-database.js';
+
+export interface OpenStoreOptions {
+  /** Apply pending migrations before returning (default true). */
+  migrate?: boolean;
+  /** The clock for `created_at` columns (default: the system clock). */
+  now?: () => Date;
+}
+
+const MEMORY_PATH = ':memory:';
+/** PostgreSQL's type id for `int8`/`bigint`. */
+const INT8_TYPE_ID = 20;
+
+export type DatabaseLocation = { engine: 'sqlite'; filename: string } | { engine: 'postgres'; connectionString: string };
+
+/** Reads a database URL, or throws an Error naming the forms that are accepted. */
+export function parseDatabaseUrl(databaseUrl: string): DatabaseLocation {
+  const url = databaseUrl.trim();
+  if (/^postgres(ql)?:\/\//i.test(url)) return { engine: 'postgres', connectionString: url };
+  if (/^sqlite:/i.test(url)) {
+    // `sqlite://x.db` and `sqlite:///abs/x.db` are common spellings of the same thing.
+    const path = url.slice('sqlite:'.length).replace(/^\/\//, '');
+    if (path === MEMORY_PATH) return { engine: 'sqlite', filename: MEMORY_PATH };
+    if (path === '') throw new Error(`database URL ${JSON.stringify(databaseUrl)} has no file path; use sqlite:PATH or sqlite::memory:`);
+    return { engine: 'sqlite', filename: resolve(path) };
+  }
+  throw new Error(
+    `unsupported database URL ${JSON.stringify(redactPassword(databaseUrl))}: use sqlite:PATH, sqlite::memory:, postgres://… or postgresql://…`,
+  );
+}
+
+export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const location = parseDatabaseUrl(databaseUrl);
+  const now = options.now ?? (() => new Date());
+  const store = location.engine === 'sqlite' ? openSqliteStore(location.filename, now) : openPostgresStore(location.connectionString, now);
+  if (options.migrate ?? true) {
+    try {
+      await store.migrate();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+  return store;
+}
+
+function openSqliteStore(filename: string, now: () => Date): KyselyStore {
+  if (filename !== MEMORY_PATH) mkdirSync(dirname(filename), { recursive: true });
+  const connection = openSqliteConnection(filename);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  const transact: Transact = (work) => sqliteImmediateTransaction(db, work);
+  // An in-memory database is private to this connection, so there is no one to lock out.
+  const migrate = filename === MEMORY_PATH ? () => migrateToLatest(db, 'sqlite') : () => migrateSqliteFile(filename);
+  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now });
+}
+
+function openPostgresStore(connectionString: string, now: () => Date): KyselyStore {
+  const pool = new pg.Pool({
+    connectionString,
+    // Per pool rather than pg.types.setTypeParser, which would change every pg user in the process.
+    types: {
+      getTypeParser: ((typeId: number, format?: string) =>
+        typeId === INT8_TYPE_ID && format !== 'binary'
+          ? (text: string) => BigInt(text)
+          : pg.types.getTypeParser(typeId, format === 'binary' ? 'binary' : 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client that loses its connection (a server restart, an administrator) is reported
+  // here; without a listener Node would treat it as an uncaught error and end the process. The
+  // pool has already dropped that client, and the next query opens a new one or fails on its own.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const transact: Transact = (work) => db.transaction().execute(work);
+  return new KyselyStore({ db, engine: 'postgres', transact, migrate: () => migrateToLatest(db, 'postgres'), now });
+}
+
+function redactPassword(databaseUrl: string): string {
+  return databaseUrl.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}

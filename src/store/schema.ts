@@ -1,0 +1,92 @@
+/**
+ * The tables as Kysely sees them. The same migration creates them on SQLite and PostgreSQL, so the
+ * types describe what either driver hands back: 64-bit columns (`bigint` in SQL) come back as
+ * `bigint` on both (better-sqlite3 with safe integers, pg with an int8 parser), while 32-bit columns
+ * (`integer`) come back as `bigint` from SQLite and `number` from pg. Rows are still decoded by
+ * row-decoding.ts before they leave the store.
+ *
+ * Times are epoch milliseconds in `bigint` columns: the one representation that sorts, compares
+ * and round-trips identically on both engines. Booleans are `integer` 0/1 for the same reason
+ * (SQLite has no boolean type and better-sqlite3 cannot bind one).
+ */
+import type { ColumnType, Generated } from 'kysely';
+import type { Store } from './store.js';
+
+export type StoreEngine = Store['engine'];
+
+/** A 64-bit column: read as bigint, written as bigint (or a safe number). */
+type Int64 = ColumnType<bigint, bigint | number, bigint | number>;
+/** A 32-bit column: the drivers disagree on the JS type they return. */
+type Int32 = ColumnType<bigint | number, number, number>;
+type NullableInt32 = ColumnType<bigint | number | null, number | null, number | null>;
+type NullableInt64 = ColumnType<bigint | null, bigint | number | null, bigint | number | null>;
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  balance_nanos: Int64;
+  reserved_nanos: Int64;
+  /** 0 or 1. */
+  disabled: Int32;
+  created_at: Int64;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string | null;
+  prefix: string;
+  hash: string;
+  /** A JSON array of model ids, or null for every model. */
+  models: string | null;
+  requests_per_window: NullableInt32;
+  tokens_per_minute: NullableInt32;
+  expires_at: NullableInt64;
+  disabled: Int32;
+  created_at: Int64;
+}
+
+export type HoldState = 'open' | 'settled' | 'expired';
+
+export interface HoldsTable {
+  id: string;
+  account_id: string;
+  key_id: string;
+  request_id: string;
+  amount_nanos: Int64;
+  state: HoldState;
+  expires_at: Int64;
+  created_at: Int64;
+}
+
+export type LedgerKind = 'credit' | 'charge';
+
+export interface LedgerTable {
+  id: Generated<bigint | number>;
+  account_id: string;
+  kind: LedgerKind;
+  amount_nanos: Int64;
+  request_id: string | null;
+  key_id: string | null;
+  model: string | null;
+  input_tokens: Int32;
+  cached_input_tokens: Int32;
+  output_tokens: Int32;
+  reasoning_tokens: Int32;
+  note: string | null;
+  created_at: Int64;
+}
+
+export interface RevisionTable {
+  /** Always 1: the table has exactly one row. */
+  id: Int32;
+  value: Int64;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  holds: HoldsTable;
+  ledger: LedgerTable;
+  revision: RevisionTable;
+}
