@@ -1,0 +1,374 @@
+/**
+ * The Chat Completions wire format (POST /chat/completions): the canonical request turned into a
+ * Chat body, and Chat chunks and answers turned into canonical events.
+ * Vendor reference: https://platform.openai.com/docs/api-reference/chat (wire-formats.md §1, §3.1).
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { CanonicalEvent, CanonicalRequest, ContentPart, FinishReason, InputItem, ResponseFormat, ToolChoice, Usage } from '../../protocol/canonical.js';
+import { isRecord, parseJson } from '../../lib/json-value.js';
+import type { SseEvent } from '../../lib/sse-decoder.js';
+import type { ProviderCall } from '../provider.js';
+import { UnreadableStreamError, type StreamTranslator } from './stream-translator.js';
+
+type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
+
+interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+type ChatMessage =
+  | { role: 'system' | 'user'; content: string | ChatContentPart[] }
+  | { role: 'assistant'; content: string | null; refusal?: string; tool_calls?: ChatToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/** The Chat Completions request body the canonical path sends. */
+export interface ChatRequestBody {
+  model: string;
+  messages: ChatMessage[];
+  tools?: Array<{ type: 'function'; function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean } }>;
+  tool_choice?: 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+  parallel_tool_calls?: boolean;
+  max_completion_tokens: number;
+  reasoning_effort?: string;
+  temperature?: number;
+  top_p?: number;
+  response_format?: Record<string, unknown>;
+  stream: true;
+  stream_options: { include_usage: true };
+}
+
+/** Builds the Chat body for a canonical request (wire-formats.md §3.1). */
+export function toChatBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): ChatRequestBody {
+  const messages: ChatMessage[] = [];
+  if (request.instructions !== undefined && request.instructions !== '') messages.push({ role: 'system', content: request.instructions });
+  messages.push(...toChatMessages(request.input));
+
+  const body: ChatRequestBody = {
+    model: call.upstreamModel,
+    messages,
+    max_completion_tokens: call.maxOutputTokens,
+    stream: true,
+    // Usage is how the call is billed: always ask for it, whatever the client asked.
+    stream_options: { include_usage: true },
+  };
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: {
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        ...(tool.parameters === undefined ? {} : { parameters: tool.parameters }),
+        ...(tool.strict === undefined ? {} : { strict: tool.strict }),
+      },
+    }));
+    body.tool_choice = toChatToolChoice(request.toolChoice);
+    // OpenAI rejects parallel_tool_calls without tools.
+    if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  }
+  if (request.reasoningEffort !== undefined) body.reasoning_effort = request.reasoningEffort;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.responseFormat !== undefined) body.response_format = toChatResponseFormat(request.responseFormat);
+  return body;
+}
+
+function toChatMessages(items: InputItem[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  // The assistant message that a following function_call joins: Chat carries a turn's text and
+  // its tool calls in one assistant message, where the canonical model has separate items.
+  let openAssistant: Extract<ChatMessage, { role: 'assistant' }> | undefined;
+  for (const item of items) {
+    if (item.type === 'function_call') {
+      const toolCall: ChatToolCall = { id: item.callId, type: 'function', function: { name: item.name, arguments: item.arguments } };
+      if (openAssistant === undefined) {
+        openAssistant = { role: 'assistant', content: null };
+        messages.push(openAssistant);
+      }
+      (openAssistant.tool_calls ??= []).push(toolCall);
+      continue;
+    }
+    if (item.type === 'function_call_output') {
+      openAssistant = undefined;
+      messages.push({ role: 'tool', tool_call_id: item.callId, content: item.output });
+      continue;
+    }
+    if (item.role === 'assistant') {
+      openAssistant = toAssistantMessage(item.content);
+      messages.push(openAssistant);
+      continue;
+    }
+    openAssistant = undefined;
+    // `developer` is OpenAI's newer name for `system`; OpenAI treats both alike, and many
+    // OpenAI-compatible servers know only `system`.
+    messages.push({ role: item.role === 'user' ? 'user' : 'system', content: toChatContent(item.content) });
+  }
+  return messages;
+}
+
+function toAssistantMessage(parts: ContentPart[]): Extract<ChatMessage, { role: 'assistant' }> {
+  const text = parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
+  const refusal = parts.flatMap((part) => (part.type === 'refusal' ? [part.refusal] : [])).join('');
+  return { role: 'assistant', content: text === '' ? null : text, ...(refusal === '' ? {} : { refusal }) };
+}
+
+function toChatContent(parts: ContentPart[]): string | ChatContentPart[] {
+  // A lone text part goes as a plain string, the form every compatible server accepts.
+  const [only] = parts;
+  if (parts.length === 1 && only?.type === 'text') return only.text;
+  return parts.map((part): ChatContentPart => {
+    if (part.type === 'image') return { type: 'image_url', image_url: { url: part.url, ...(part.detail === undefined ? {} : { detail: part.detail }) } };
+    return { type: 'text', text: part.type === 'text' ? part.text : part.refusal };
+  });
+}
+
+function toChatToolChoice(choice: ToolChoice): NonNullable<ChatRequestBody['tool_choice']> {
+  return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
+}
+
+function toChatResponseFormat(format: ResponseFormat): Record<string, unknown> {
+  if (format.type !== 'json_schema') return { type: format.type };
+  const jsonSchema: Record<string, unknown> = { name: format.name, schema: format.schema };
+  if (format.strict !== undefined) jsonSchema.strict = format.strict;
+  if (format.description !== undefined) jsonSchema.description = format.description;
+  return { type: 'json_schema', json_schema: jsonSchema };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upstream → canonical
+
+// Leaves fall back to null when they have an unexpected shape, so that one odd field of a
+// compatible server does not break a stream; only a chunk that is not an object at all is garbage.
+const tokenCount = z.number().int().nonnegative().nullish().catch(null);
+const optionalString = z.string().nullish().catch(null);
+
+const chatUsageSchema = z.object({
+  prompt_tokens: tokenCount,
+  completion_tokens: tokenCount,
+  prompt_tokens_details: z.object({ cached_tokens: tokenCount }).nullish().catch(null),
+  completion_tokens_details: z.object({ reasoning_tokens: tokenCount }).nullish().catch(null),
+});
+
+const toolCallDeltaSchema = z.object({
+  index: z.number().int().nonnegative().nullish().catch(null),
+  id: optionalString,
+  function: z.object({ name: optionalString, arguments: optionalString }).nullish().catch(null),
+});
+
+const chatChunkSchema = z.object({
+  choices: z
+    .array(
+      z.object({
+        index: z.number().int().nullish().catch(null),
+        delta: z
+          .object({
+            content: optionalString,
+            // Non-standard reasoning text of some compatible servers; other shapes are ignored.
+            reasoning_content: z.unknown().optional(),
+            reasoning: z.unknown().optional(),
+            refusal: optionalString,
+            tool_calls: z.array(toolCallDeltaSchema).nullish().catch(null),
+          })
+          .nullish()
+          .catch(null),
+        finish_reason: optionalString,
+      }),
+    )
+    .nullish(),
+  usage: chatUsageSchema.nullish().catch(null),
+});
+
+const chatCompletionSchema = z.object({
+  choices: z.array(
+    z.object({
+      index: z.number().int().nullish().catch(null),
+      message: z.object({
+        content: optionalString,
+        reasoning_content: z.unknown().optional(),
+        reasoning: z.unknown().optional(),
+        refusal: optionalString,
+        tool_calls: z.array(z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string() }) })).nullish().catch(null),
+      }),
+      finish_reason: optionalString,
+    }),
+  ),
+  usage: chatUsageSchema.nullish().catch(null),
+});
+
+/** Chat usage → canonical usage (wire-formats.md §1.3: prompt includes cached, completion includes reasoning). */
+export function fromChatUsage(usage: z.infer<typeof chatUsageSchema>): Usage {
+  return {
+    inputTokens: usage.prompt_tokens ?? 0,
+    cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    outputTokens: usage.completion_tokens ?? 0,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+/** Chat `finish_reason` → canonical; `function_call` is the deprecated name of `tool_calls`. */
+const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
+  stop: 'stop',
+  length: 'length',
+  tool_calls: 'tool_calls',
+  function_call: 'tool_calls',
+  content_filter: 'content_filter',
+};
+
+function toFinishReason(reason: string, madeToolCalls: boolean): FinishReason {
+  const mapped = FINISH_REASONS[reason] ?? 'stop';
+  // Some compatible servers end a tool-calling turn with `stop`; agents look for `tool_calls`.
+  return mapped === 'stop' && madeToolCalls ? 'tool_calls' : mapped;
+}
+
+function reasoningText(delta: { reasoning_content?: unknown; reasoning?: unknown }): string {
+  if (typeof delta.reasoning_content === 'string') return delta.reasoning_content;
+  if (typeof delta.reasoning === 'string') return delta.reasoning;
+  return '';
+}
+
+/** The message of an in-band `error` object, or a generic one. */
+export function inBandErrorMessage(error: unknown): string {
+  if (isRecord(error) && typeof error.message === 'string' && error.message !== '') return error.message;
+  return 'The upstream reported an error.';
+}
+
+/**
+ * Reads a Chat chunk stream one parsed chunk at a time and says which canonical events each
+ * carries, in chunk order (a finish chunk yields the `tool-call-end`s, then `finish`). Only choice
+ * 0 is read: the gateway never asks for `n > 1`.
+ */
+export class ChatChunkReader {
+  readonly #openCalls = new Set<number>();
+  readonly #seenCalls = new Set<number>();
+  #lastCallIndex: number | undefined;
+  #finishReason: FinishReason | undefined;
+
+  /** The finish reason, once the upstream has sent it. */
+  get finishReason(): FinishReason | undefined {
+    return this.#finishReason;
+  }
+
+  /** The events of one chunk. An in-band `error` object becomes an `error` event (raw message). */
+  read(chunk: unknown): CanonicalEvent[] {
+    if (isRecord(chunk) && chunk.error !== undefined && chunk.error !== null) {
+      return [{ type: 'error', code: 'upstream_error', message: inBandErrorMessage(chunk.error) }];
+    }
+    const parsed = chatChunkSchema.safeParse(chunk);
+    if (!parsed.success) throw new UnreadableStreamError('The upstream sent a chunk that is not a chat completion chunk.');
+    const events: CanonicalEvent[] = [];
+    const choice = parsed.data.choices?.find((candidate) => (candidate.index ?? 0) === 0);
+    let finishedNow = false;
+    if (choice !== undefined && this.#finishReason === undefined) {
+      const delta = choice.delta;
+      if (delta?.content) events.push({ type: 'text-delta', delta: delta.content });
+      // The canonical model has no refusal event; a refusal is still text the model produced.
+      if (delta?.refusal) events.push({ type: 'text-delta', delta: delta.refusal });
+      const reasoning = delta === null || delta === undefined ? '' : reasoningText(delta);
+      if (reasoning !== '') events.push({ type: 'reasoning-delta', delta: reasoning });
+      for (const toolCall of delta?.tool_calls ?? []) this.#readToolCall(toolCall, events);
+      if (choice.finish_reason) {
+        events.push(...this.closeOpenCalls());
+        this.#finishReason = toFinishReason(choice.finish_reason, this.#seenCalls.size > 0);
+        finishedNow = true;
+      }
+    }
+    if (parsed.data.usage) events.push({ type: 'usage', usage: fromChatUsage(parsed.data.usage) });
+    if (finishedNow && this.#finishReason !== undefined) events.push({ type: 'finish', reason: this.#finishReason });
+    return events;
+  }
+
+  /** `tool-call-end` for every call still open, in index order. */
+  closeOpenCalls(): CanonicalEvent[] {
+    const indexes = [...this.#openCalls].sort((left, right) => left - right);
+    this.#openCalls.clear();
+    return indexes.map((index) => ({ type: 'tool-call-end', index }));
+  }
+
+  /** The reason to report when the stream ended cleanly without a `finish_reason`. */
+  impliedFinishReason(): FinishReason {
+    return this.#finishReason ?? (this.#seenCalls.size > 0 ? 'tool_calls' : 'stop');
+  }
+
+  #readToolCall(toolCall: z.infer<typeof toolCallDeltaSchema>, events: CanonicalEvent[]): void {
+    // `index` is the position in the final tool_calls array; a few servers omit it, in which case
+    // a fragment with an id opens a new call and one without continues the last.
+    const last = this.#lastCallIndex;
+    const index = toolCall.index ?? (toolCall.id || last === undefined ? Math.max(-1, ...this.#seenCalls) + 1 : last);
+    if (!this.#seenCalls.has(index)) {
+      this.#seenCalls.add(index);
+      this.#openCalls.add(index);
+      events.push({ type: 'tool-call-start', index, callId: toolCall.id || `call_${randomUUID().replace(/-/g, '')}`, name: toolCall.function?.name ?? '' });
+    } else if (!this.#openCalls.has(index)) {
+      return; // a fragment for a call already closed: nothing left to attach it to
+    }
+    this.#lastCallIndex = index;
+    const fragment = toolCall.function?.arguments;
+    if (fragment) events.push({ type: 'tool-call-delta', index, delta: fragment });
+  }
+}
+
+/** The canonical events of a whole (non-streamed) chat completion, for metering or replay. */
+export function chatCompletionEvents(body: unknown): CanonicalEvent[] {
+  const events: CanonicalEvent[] = [];
+  const parsed = chatCompletionSchema.safeParse(body);
+  if (!parsed.success) {
+    // The body still goes to the client as is; metering falls back to whatever usage is readable.
+    const usage = isRecord(body) ? chatUsageSchema.safeParse(body.usage) : undefined;
+    if (usage?.success) events.push({ type: 'usage', usage: fromChatUsage(usage.data) });
+    return events;
+  }
+  const choice = parsed.data.choices.find((candidate) => (candidate.index ?? 0) === 0);
+  const message = choice?.message;
+  const toolCalls = message?.tool_calls ?? [];
+  if (message !== undefined) {
+    const reasoning = reasoningText(message);
+    if (reasoning !== '') events.push({ type: 'reasoning-delta', delta: reasoning });
+    if (message.content) events.push({ type: 'text-delta', delta: message.content });
+    if (message.refusal) events.push({ type: 'text-delta', delta: message.refusal });
+    toolCalls.forEach((toolCall, index) => {
+      events.push({ type: 'tool-call-start', index, callId: toolCall.id, name: toolCall.function.name });
+      if (toolCall.function.arguments !== '') events.push({ type: 'tool-call-delta', index, delta: toolCall.function.arguments });
+      events.push({ type: 'tool-call-end', index });
+    });
+  }
+  if (parsed.data.usage) events.push({ type: 'usage', usage: fromChatUsage(parsed.data.usage) });
+  events.push({ type: 'finish', reason: toFinishReason(choice?.finish_reason ?? 'stop', toolCalls.length > 0) });
+  return events;
+}
+
+/**
+ * The canonical path's reading of a Chat stream. `finish` is held back until `[DONE]` (or the end
+ * of the body) because the usage chunk comes after the finish chunk, and canonical order puts
+ * usage first.
+ */
+export class ChatStreamTranslator implements StreamTranslator {
+  readonly #reader = new ChatChunkReader();
+  #done = false;
+
+  get complete(): boolean {
+    return this.#done;
+  }
+
+  translate(event: SseEvent): CanonicalEvent[] {
+    if (event.data === '[DONE]') {
+      this.#done = true;
+      return this.#ending();
+    }
+    const parsed = parseJson(event.data);
+    if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream chunk that is not JSON.');
+    return this.#reader.read(parsed.value).filter((canonical) => canonical.type !== 'finish');
+  }
+
+  endOfBody(): CanonicalEvent[] | undefined {
+    // A body that ends after the finish chunk lost at most the usage chunk: the answer is whole.
+    if (this.#done || this.#reader.finishReason === undefined) return undefined;
+    this.#done = true;
+    return this.#ending();
+  }
+
+  #ending(): CanonicalEvent[] {
+    return [...this.#reader.closeOpenCalls(), { type: 'finish', reason: this.#reader.impliedFinishReason() }];
+  }
+}

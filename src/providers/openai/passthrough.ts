@@ -1,0 +1,189 @@
+/**
+ * Same-protocol calls (Chat→Chat, Responses→Responses): the client's body goes upstream with its
+ * unknown fields intact, and each upstream SSE event goes back to the client as is, alongside the
+ * canonical events it carries for the usage meter. Only what the gateway must control is touched:
+ * the model name, the output cap, and usage reporting (wire-formats.md §1.1, §2.1).
+ */
+import type { CanonicalEvent } from '../../protocol/canonical.js';
+import { isRecord, parseJson } from '../../lib/json-value.js';
+import { decodeSse } from '../../lib/sse-decoder.js';
+import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../provider.js';
+import { ChatChunkReader, chatCompletionEvents, inBandErrorMessage } from './chat-wire.js';
+import { describeStreamFailure, type UpstreamBody, type UpstreamHttpClient } from './http-client.js';
+import type { Redactor } from './redaction.js';
+import { ResponsesEventReader, responsesObjectEvents } from './responses-wire.js';
+import { UnreadableStreamError } from './stream-translator.js';
+
+type BodyCall = Pick<PassthroughCall, 'body' | 'upstreamModel' | 'maxOutputTokens' | 'stream'>;
+
+/** The Chat body to send upstream: model replaced, output capped, usage forced on streams. */
+export function prepareChatBody(call: BodyCall): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...call.body, model: call.upstreamModel };
+  const cap = call.maxOutputTokens;
+  if (typeof body.max_tokens === 'number') {
+    // The client chose the older field; keep its choice (some upstreams know only that one).
+    body.max_tokens = Math.min(body.max_tokens, cap);
+    if (typeof body.max_completion_tokens === 'number') body.max_completion_tokens = Math.min(body.max_completion_tokens, cap);
+  } else {
+    body.max_completion_tokens = typeof body.max_completion_tokens === 'number' ? Math.min(body.max_completion_tokens, cap) : cap;
+  }
+  setStream(body, call.stream);
+  if (call.stream) body.stream_options = { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true };
+  return body;
+}
+
+/** The Responses body to send upstream: model replaced, output capped. */
+export function prepareResponsesBody(call: BodyCall): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...call.body, model: call.upstreamModel };
+  const cap = call.maxOutputTokens;
+  body.max_output_tokens = typeof body.max_output_tokens === 'number' ? Math.min(body.max_output_tokens, cap) : cap;
+  setStream(body, call.stream);
+  return body;
+}
+
+function setStream(body: Record<string, unknown>, stream: boolean): void {
+  if (stream || body.stream !== undefined) body.stream = stream;
+}
+
+/** Runs a pass-through call; resolves once the upstream answered 200 (UpstreamError otherwise). */
+export async function runPassthrough(client: UpstreamHttpClient, call: PassthroughCall): Promise<PassthroughResult> {
+  const chat = call.surface === 'chat-completions';
+  const controller = new AbortController();
+  const signal = AbortSignal.any([call.signal, controller.signal]);
+  const body = chat ? prepareChatBody(call) : prepareResponsesBody(call);
+  const response = await client.post(chat ? '/chat/completions' : '/responses', body, { signal, requestId: call.requestId, stream: call.stream });
+
+  if (!call.stream || response.mediaType === 'application/json') {
+    const json = await client.readJsonObject(response, signal);
+    if (call.stream) {
+      // The client is owed a stream; a JSON answer to a stream request is unusable here.
+      const detail = json.error === undefined || json.error === null ? 'a JSON body' : `an error: ${inBandErrorMessage(json.error)}`;
+      throw client.failure('protocol', `upstream answered a stream request with ${detail}`);
+    }
+    const events = chat ? chatCompletionEvents(json) : responsesObjectEvents(json);
+    return { kind: 'json', body: json, events: events.map((event) => redactEvent(event, client.redact)) };
+  }
+
+  const teardown = (): void => {
+    controller.abort();
+    response.body.destroy();
+  };
+  const frames = chat ? chatFrames(response.body, call.clientWantsUsage, client.redact) : responsesFrames(response.body, client.redact);
+  return { kind: 'stream', frames: withTeardown(frames, teardown) };
+}
+
+const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [] });
+const CUT_SHORT = 'The upstream closed the stream before the answer was complete.';
+
+/** Chat chunks → frames. The upstream's text is forwarded byte for byte (model name included). */
+async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact: Redactor): AsyncGenerator<PassthroughFrame> {
+  const reader = new ChatChunkReader();
+  let done = false;
+  let failure: string | undefined;
+  try {
+    for await (const sse of decodeSse(body)) {
+      if (done) continue;
+      if (sse.data === '[DONE]') {
+        done = true;
+        yield DONE_FRAME;
+        continue;
+      }
+      const parsed = parseJson(sse.data);
+      if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream chunk that is not JSON.');
+      const events = reader.read(parsed.value);
+      const error = events.find((event) => event.type === 'error');
+      if (error !== undefined) {
+        yield chatErrorFrame(redact(error.message));
+        return;
+      }
+      // The usage chunk was forced on for metering; a client that did not ask for it must not see it.
+      const usageChunk = isRecord(parsed.value) && Array.isArray(parsed.value.choices) && parsed.value.choices.length === 0;
+      yield { sse: usageChunk && !clientWantsUsage ? '' : sseText(undefined, sse.data), events };
+    }
+  } catch (error) {
+    failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
+  }
+  if (done) return;
+  // After the finish chunk the answer is whole: only the usage chunk can have been lost.
+  if (reader.finishReason !== undefined) {
+    yield DONE_FRAME;
+    return;
+  }
+  yield chatErrorFrame(failure ?? CUT_SHORT);
+}
+
+/** Responses events → frames, each re-framed as `event:` + `data:` exactly as received. */
+async function* responsesFrames(body: UpstreamBody, redact: Redactor): AsyncGenerator<PassthroughFrame> {
+  const reader = new ResponsesEventReader();
+  let failure: string | undefined;
+  try {
+    for await (const sse of decodeSse(body)) {
+      if (reader.terminal) continue;
+      const parsed = parseJson(sse.data);
+      if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream event that is not JSON.');
+      const sequenceNumber = reader.nextSequenceNumber;
+      const events = reader.read(parsed.value).map((event) => redactEvent(event, redact));
+      const type = isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
+      if (sse.event === 'error' || type === 'error') {
+        // Replaced by the gateway's own error event: the upstream's may name things the client must not see.
+        const error = events.find((event) => event.type === 'error');
+        yield responsesErrorFrame(sequenceNumber, error?.message ?? 'The upstream reported an error.');
+        return;
+      }
+      // `response.failed` is a normal terminal event of the protocol; only its text is cleaned.
+      const data = type === 'response.failed' ? redact(sse.data) : sse.data;
+      yield { sse: sseText(sse.event ?? type, data), events };
+    }
+  } catch (error) {
+    failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
+  }
+  if (reader.terminal) return;
+  yield responsesErrorFrame(reader.nextSequenceNumber, failure ?? CUT_SHORT);
+}
+
+function sseText(event: string | undefined, data: string): string {
+  // Data that held line breaks arrived as several `data:` lines; it leaves the same way.
+  const dataLines = data.split('\n').map((line) => `data: ${line}\n`).join('');
+  return `${event === undefined ? '' : `event: ${event}\n`}${dataLines}\n`;
+}
+
+function errorEvents(message: string): CanonicalEvent[] {
+  return [{ type: 'error', code: 'upstream_error', message }];
+}
+
+/** A Chat in-band error (wire-formats.md §1.5): no `[DONE]` follows, so it cannot pass for an end. */
+function chatErrorFrame(message: string): PassthroughFrame {
+  const payload = { error: { message, type: 'server_error', param: null, code: 'upstream_error' } };
+  return { sse: `data: ${JSON.stringify(payload)}\n\n`, events: errorEvents(message) };
+}
+
+/** A Responses `error` event (wire-formats.md §2.5), numbered right after the last event sent. */
+function responsesErrorFrame(sequenceNumber: number, message: string): PassthroughFrame {
+  const payload = { type: 'error', sequence_number: sequenceNumber, code: 'upstream_error', message, param: null };
+  return { sse: `event: error\ndata: ${JSON.stringify(payload)}\n\n`, events: errorEvents(message) };
+}
+
+function redactEvent(event: CanonicalEvent, redact: Redactor): CanonicalEvent {
+  return event.type === 'error' ? { ...event, message: redact(event.message) } : event;
+}
+
+/**
+ * Wraps the frame generator so that leaving early tears the upstream request down even when the
+ * consumer never pulled a frame (a generator that has not started ignores `return()`'s cleanup).
+ */
+function withTeardown<T>(generator: AsyncGenerator<T>, teardown: () => void): AsyncIterable<T> {
+  let finished = false;
+  const iterator: AsyncIterator<T> = {
+    next: async () => {
+      const result = await generator.next();
+      if (result.done === true) finished = true;
+      return result;
+    },
+    return: async () => {
+      if (!finished) teardown();
+      finished = true;
+      return generator.return(undefined);
+    },
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
+}
