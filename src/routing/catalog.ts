@@ -1,0 +1,53 @@
+/**
+ * The model catalog as the router uses it: each client-facing model id with its settings and its
+ * targets bound to live provider instances. Built once from the frozen config.
+ */
+import type { ConfigFile } from '../config/schema.js';
+import type { ReasoningEffort } from '../protocol/canonical.js';
+import type { Provider } from '../providers/provider.js';
+
+export interface Target {
+  provider: Provider;
+  /** The upstream's own name for the model. */
+  upstreamModel: string;
+  priority: number;
+  weight: number;
+  /** Stable name for health tracking and logs: `provider/model`. */
+  label: string;
+}
+
+export interface ModelEntry {
+  id: string;
+  enabled: boolean;
+  reasoningEfforts: ReadonlySet<ReasoningEffort>;
+  maxOutputTokens: number;
+  targets: readonly Target[];
+}
+
+export type Catalog = ReadonlyMap<string, ModelEntry>;
+
+export function buildCatalog(models: ConfigFile['models'], providers: ReadonlyMap<string, Provider>): Catalog {
+  const catalog = new Map<string, ModelEntry>();
+  for (const model of models) {
+    const targets: Target[] = [];
+    for (const target of model.targets) {
+      const provider = providers.get(target.provider);
+      if (provider === undefined) throw new Error(`model ${model.id}: no provider named ${target.provider}`);
+      targets.push({
+        provider,
+        upstreamModel: target.model,
+        priority: target.priority,
+        weight: target.weight,
+        label: `${target.provider}/${target.model}`,
+      });
+    }
+    catalog.set(model.id, {
+      id: model.id,
+      enabled: model.enabled,
+      reasoningEfforts: new Set(model.reasoning_efforts),
+      maxOutputTokens: model.max_output_tokens,
+      targets,
+    });
+  }
+  return catalog;
+}

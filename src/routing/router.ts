@@ -1,0 +1,139 @@
+/**
+ * Picks targets for a model and opens the answer. The router pulls the first event (or, for a
+ * pass-through, waits for the upstream's 200) before committing to a target: failures before that
+ * fail over to the next target; failures after it belong to the stream and are not retried.
+ */
+import type { CanonicalEvent, CanonicalRequest, Surface } from '../protocol/canonical.js';
+import { UpstreamError, type PassthroughResult } from '../providers/provider.js';
+import type { ModelEntry, Target } from './catalog.js';
+import { TargetHealth, type HealthOptions } from './target-health.js';
+
+export interface RouteRequest {
+  model: ModelEntry;
+  surface: Surface;
+  request: CanonicalRequest;
+  /** The client's JSON body, for pass-through. */
+  body: Readonly<Record<string, unknown>>;
+  clientWantsUsage: boolean;
+  maxOutputTokens: number;
+  signal: AbortSignal;
+  requestId: string;
+}
+
+export type OpenedAnswer =
+  | { kind: 'events'; target: Target; first: CanonicalEvent; rest: AsyncIterator<CanonicalEvent> }
+  | { kind: 'passthrough'; target: Target; result: PassthroughResult };
+
+/** Every target failed (or none was usable) before producing anything. */
+export class NoTargetAvailableError extends Error {
+  readonly failures: readonly UpstreamError[];
+  constructor(model: string, failures: readonly UpstreamError[]) {
+    super(`no usable target for ${model}${failures.length > 0 ? `: ${failures.map((failure) => failure.message).join('; ')}` : ''}`);
+    this.name = 'NoTargetAvailableError';
+    this.failures = failures;
+  }
+}
+
+export interface RouterOptions extends Partial<HealthOptions> {
+  random?: () => number;
+  /** Told about every target failure, for the operator's log. */
+  onTargetFailure?: (target: Target, error: UpstreamError, requestId: string) => void;
+}
+
+export class Router {
+  private readonly health: TargetHealth;
+  private readonly random: () => number;
+  private readonly onTargetFailure: NonNullable<RouterOptions['onTargetFailure']>;
+
+  constructor(options: RouterOptions = {}) {
+    this.health = new TargetHealth({
+      failureThreshold: options.failureThreshold ?? 3,
+      cooldownMs: options.cooldownMs ?? 30_000,
+      now: options.now ?? Date.now,
+    });
+    this.random = options.random ?? Math.random;
+    this.onTargetFailure = options.onTargetFailure ?? (() => {});
+  }
+
+  /** Targets not cooling down, in the order they will be tried. */
+  orderedTargets(model: ModelEntry): Target[] {
+    const usable = model.targets.filter((target) => this.health.isUsable(target.label));
+    const byPriority = new Map<number, Target[]>();
+    for (const target of usable) byPriority.set(target.priority, [...(byPriority.get(target.priority) ?? []), target]);
+    return [...byPriority.keys()].sort((a, b) => a - b).flatMap((priority) => this.weightedShuffle(byPriority.get(priority) ?? []));
+  }
+
+  hasUsableTarget(model: ModelEntry): boolean {
+    return model.targets.some((target) => this.health.isUsable(target.label));
+  }
+
+  async open(route: RouteRequest): Promise<OpenedAnswer> {
+    const failures: UpstreamError[] = [];
+    for (const target of this.orderedTargets(route.model)) {
+      if (route.signal.aborted) break;
+      try {
+        const opened = await this.openTarget(target, route);
+        this.health.recordSuccess(target.label);
+        return opened;
+      } catch (error) {
+        const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', `target failed: ${String(error)}`, { cause: error });
+        this.onTargetFailure(target, failure, route.requestId);
+        // A request the upstream refused for its own content would be refused everywhere.
+        if (!failure.failoverable) throw failure;
+        this.health.recordFailure(target.label, failure.kind === 'credentials');
+        failures.push(failure);
+      }
+    }
+    throw new NoTargetAvailableError(route.model.id, failures);
+  }
+
+  private async openTarget(target: Target, route: RouteRequest): Promise<OpenedAnswer> {
+    const call = {
+      upstreamModel: target.upstreamModel,
+      maxOutputTokens: route.maxOutputTokens,
+      signal: route.signal,
+      requestId: route.requestId,
+    };
+    const provider = target.provider;
+    if (provider.passthrough !== undefined && provider.speaksNatively?.(route.surface) === true) {
+      const result = await provider.passthrough({
+        ...call,
+        surface: route.surface,
+        body: route.body,
+        stream: route.request.stream,
+        clientWantsUsage: route.clientWantsUsage,
+      });
+      return { kind: 'passthrough', target, result };
+    }
+    const iterator = provider.stream(route.request, call)[Symbol.asyncIterator]();
+    let first: IteratorResult<CanonicalEvent>;
+    try {
+      first = await iterator.next();
+    } catch (error) {
+      await iterator.return?.().catch(() => undefined);
+      throw error;
+    }
+    if (first.done === true) throw new UpstreamError('protocol', `${target.label} ended without an answer`);
+    if (first.value.type === 'error') {
+      await iterator.return?.().catch(() => undefined);
+      throw new UpstreamError('protocol', `${target.label} failed before answering: ${first.value.message}`);
+    }
+    return { kind: 'events', target, first: first.value, rest: iterator };
+  }
+
+  private weightedShuffle(targets: Target[]): Target[] {
+    const pool = [...targets];
+    const ordered: Target[] = [];
+    while (pool.length > 0) {
+      const total = pool.reduce((sum, target) => sum + target.weight, 0);
+      let pick = this.random() * total;
+      let index = 0;
+      for (; index < pool.length - 1; index++) {
+        pick -= pool[index]!.weight;
+        if (pick < 0) break;
+      }
+      ordered.push(...pool.splice(index, 1));
+    }
+    return ordered;
+  }
+}
