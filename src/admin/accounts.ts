@@ -1,0 +1,81 @@
+/**
+ * Account administration: create, list, credit. Shared by the CLI and the admin HTTP routes.
+ */
+import { newId } from '../auth/key-secret.js';
+import type { AccountRecord, Store } from '../store/store.js';
+import { AdminError } from './admin-error.js';
+import { parseUsdAmount } from './input.js';
+import { isUniqueViolation } from './unique-violation.js';
+
+const ACCOUNT_ID_PREFIX = 'acct';
+const MAX_NAME_LENGTH = 100;
+
+export interface NewAccountInput {
+  name: string;
+  /** Opening balance in USD, decimal (`"5"`, `"0.25"`); zero when absent. */
+  balanceUsd?: string;
+}
+
+/** Creates an account. Refuses a bad or taken name and a bad balance with an `AdminError`. */
+export async function createAccount(store: Store, input: NewAccountInput): Promise<AccountRecord> {
+  const name = validateAccountName(input.name);
+  const openingBalanceNanos = parseUsdAmount(input.balanceUsd ?? '0', 'balance', { positive: false });
+  if ((await store.findAccount(name)) !== undefined) throw nameTaken(name);
+  try {
+    return await store.createAccount({ id: newId(ACCOUNT_ID_PREFIX), name, openingBalanceNanos });
+  } catch (error) {
+    // Another process created the same name between our check and our insert.
+    if (isUniqueViolation(error)) throw nameTaken(name);
+    throw error;
+  }
+}
+
+export async function listAccounts(store: Store): Promise<AccountRecord[]> {
+  return store.listAccounts();
+}
+
+/** Adds a positive USD amount to an account's balance through the ledger. */
+export async function creditAccount(
+  store: Store,
+  accountRef: string,
+  amountUsd: string,
+  note: string | null = null,
+): Promise<AccountRecord> {
+  const amountNanos = parseUsdAmount(amountUsd, 'amount', { positive: true });
+  const account = await requireAccount(store, accountRef);
+  return store.credit(account.id, amountNanos, note);
+}
+
+/** The account with this id or name, or an `AdminError` saying there is none. */
+export async function requireAccount(store: Store, accountRef: string): Promise<AccountRecord> {
+  const reference = accountRef.trim();
+  const account = reference === '' ? undefined : await store.findAccount(reference);
+  if (account === undefined) {
+    throw new AdminError('not_found', `no account with id or name ${JSON.stringify(accountRef)}`);
+  }
+  return account;
+}
+
+/**
+ * Names are how operators refer to accounts, so they must be printable and must not look like an id:
+ * lookups try the id first, and a name such as `acct_…` could shadow or be shadowed by one.
+ */
+function validateAccountName(raw: string): string {
+  const name = raw.trim();
+  if (name === '') throw new AdminError('invalid_input', 'account name must not be empty');
+  if (name.length > MAX_NAME_LENGTH) {
+    throw new AdminError('invalid_input', `account name must be at most ${MAX_NAME_LENGTH} characters`);
+  }
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  if (/[\u0000-\u001f\u007f]/.test(name)) {
+    throw new AdminError('invalid_input', 'account name must not contain control characters');
+  }
+  if (name.startsWith(`${ACCOUNT_ID_PREFIX}_`)) {
+    throw new AdminError('invalid_input', `account name must not start with "${ACCOUNT_ID_PREFIX}_" (that is how ids start)`);
+  }
+  return name;
+}
+
+function nameTaken(name: string): AdminError {
+  return new AdminError('conflict', `an account named ${JSON.stringify(name)} already exists`);
+}

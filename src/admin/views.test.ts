@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { AccountRecord, ApiKeyRecord } from '../store/store.js';
+import { accountView, keyView, usageReportView } from './views.js';
+
+const key: ApiKeyRecord = {
+  id: 'key_1',
+  accountId: 'acct_1',
+  name: 'ci',
+  prefix: 'sk-tg-abcdef',
+  hash: 'f'.repeat(64),
+  models: ['model-5.6'],
+  requestsPerWindow: 10,
+  tokensPerMinute: null,
+  expiresAt: new Date('2025-07-01T00:00:00Z'),
+  disabled: false,
+  createdAt: new Date('2025-01-01T00:00:00Z'),
+};
+
+describe('views', () => {
+  it('shows accounts with exact decimal USD', () => {
+    const account: AccountRecord = {
+      id: 'acct_1',
+      name: 'acme',
+      balanceNanos: 12_000_000_001n,
+      reservedNanos: 500_000_000n,
+      disabled: false,
+      createdAt: new Date('2025-01-01T00:00:00Z'),
+    };
+    expect(accountView(account)).toEqual({
+      id: 'acct_1',
+      name: 'acme',
+      balance_usd: '12.000000001',
+      reserved_usd: '0.5',
+      disabled: false,
+      created_at: '2025-01-01T00:00:00.000Z',
+    });
+  });
+
+  it('shows keys without their hash, with a status at the given time', () => {
+    const view = keyView(key, new Date('2025-06-01T00:00:00Z'));
+    expect(view).toEqual({
+      id: 'key_1',
+      account_id: 'acct_1',
+      name: 'ci',
+      prefix: 'sk-tg-abcdef',
+      models: ['model-5.6'],
+      requests_per_window: 10,
+      tokens_per_minute: null,
+      expires_at: '2025-07-01T00:00:00.000Z',
+      disabled: false,
+      status: 'active',
+      created_at: '2025-01-01T00:00:00.000Z',
+    });
+    expect(JSON.stringify(view)).not.toContain(key.hash);
+    expect(keyView(key, new Date('2025-08-01T00:00:00Z')).status).toBe('expired');
+  });
+
+  it('shows usage with snake_case counts and USD strings', () => {
+    const tokens = { inputTokens: 1, cachedInputTokens: 2, outputTokens: 3, reasoningTokens: 4 };
+    expect(
+      usageReportView({
+        accountId: null,
+        since: new Date('2025-01-01T00:00:00Z'),
+        rows: [{ model: 'm', requests: 1, ...tokens, costNanos: 1n }],
+        total: { requests: 1, ...tokens, costNanos: 1n },
+      }),
+    ).toEqual({
+      account_id: null,
+      since: '2025-01-01T00:00:00.000Z',
+      models: [{ model: 'm', requests: 1, input_tokens: 1, cached_input_tokens: 2, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001' }],
+      total: { requests: 1, input_tokens: 1, cached_input_tokens: 2, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001' },
+    });
+  });
+});

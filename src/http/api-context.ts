@@ -1,0 +1,18 @@
+/**
+ * What the API hooks learn about a request (its key and account) and pass on to the handlers.
+ */
+import type { AuthenticatedKey } from '../auth/authenticator.js';
+
+export interface ApiContext extends AuthenticatedKey {
+  /** Requests allowed per window for this key (its override or the default). */
+  requestsPerWindow: number;
+  windowSeconds: number;
+  /** Tokens per minute for this key; 0 means unlimited. */
+  tokensPerMinute: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiContext: ApiContext | null;
+  }
+}

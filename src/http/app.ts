@@ -1,0 +1,80 @@
+/**
+ * Builds the HTTP app from what it is given (no process-level side effects), so tests can build it
+ * with real parts on loopback. The only place that renders errors and streams.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Logger } from 'pino';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { BillingService } from '../billing/billing-service.js';
+import type { ConfigFile } from '../config/schema.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Limiter } from '../ratelimit/limiter.js';
+import type { Catalog } from '../routing/catalog.js';
+import type { Router } from '../routing/router.js';
+import './api-context.js';
+import { createApiHooks } from './api-hooks.js';
+import { createAnswerHandler, type AnswerServices } from './answer.js';
+import { registerBodyParser } from './body.js';
+import { toGatewayError } from './errors.js';
+import { registerModelRoutes } from './routes/models.js';
+import { chatCompletionsSurface, randomSuffix, responsesSurface } from './surfaces.js';
+
+export interface AppDeps {
+  config: ConfigFile;
+  catalog: Catalog;
+  router: Router;
+  billing: BillingService;
+  limiter: Limiter;
+  authenticator: Authenticator;
+  logger: Logger;
+  now: () => number;
+}
+
+export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  return reply
+    .code(error.status)
+    .headers(error.headers)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(JSON.stringify(error.toBody()));
+}
+
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    genReqId: () => `req_${randomSuffix()}`,
+    // One log line per request (onResponse below) instead of Fastify's two.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    bodyLimit: deps.config.limits.max_body_bytes,
+  });
+  app.decorateRequest('apiContext', null);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
+  });
+  registerBodyParser(app);
+
+  app.setErrorHandler((error, request, reply) => {
+    const { gatewayError, unexpected } = toGatewayError(error);
+    if (unexpected) request.log.error({ err: error }, 'unexpected error');
+    else if (gatewayError.status >= 500) request.log.warn({ err: error, code: gatewayError.errorCode }, 'request failed');
+    return sendError(reply, gatewayError);
+  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, GatewayError.routeNotFound(request.method, request.url)));
+
+  const onRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits });
+  const services: AnswerServices = {
+    catalog: deps.catalog,
+    router: deps.router,
+    billing: deps.billing,
+    limiter: deps.limiter,
+    logger: deps.logger,
+    now: deps.now,
+  };
+  app.post('/v1/responses', { onRequest }, createAnswerHandler(responsesSurface, services));
+  app.post('/v1/chat/completions', { onRequest }, createAnswerHandler(chatCompletionsSurface, services));
+  registerModelRoutes(app, { onRequest, catalog: deps.catalog, router: deps.router });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  return app;
+}

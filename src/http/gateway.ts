@@ -1,0 +1,84 @@
+/**
+ * The composition root: builds every service from the config, the store and the limiter it is
+ * given, plus the HTTP app on top. `serve` and the end-to-end tests both start here.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { Authenticator } from '../auth/authenticator.js';
+import { BillingService } from '../billing/billing-service.js';
+import { pricesFromConfig } from '../billing/prices.js';
+import type { ConfigFile } from '../config/schema.js';
+import { closeProviders, createProviders } from '../providers/registry.js';
+import type { Limiter } from '../ratelimit/limiter.js';
+import { buildCatalog } from '../routing/catalog.js';
+import { Router, type RouterOptions } from '../routing/router.js';
+import type { Store } from '../store/store.js';
+import { buildApp } from './app.js';
+
+export interface GatewayOptions {
+  config: ConfigFile;
+  store: Store;
+  limiter: Limiter;
+  logger: Logger;
+  env?: Readonly<Record<string, string | undefined>>;
+  now?: () => number;
+  router?: RouterOptions;
+  /** How often to look for key/account changes made by other processes. */
+  revisionPollMs?: number;
+  /** How often to release holds left behind by a crash. */
+  holdSweepMs?: number;
+}
+
+export interface Gateway {
+  app: FastifyInstance;
+  authenticator: Authenticator;
+  billing: BillingService;
+  /** Stops background work, closes the app and the upstream pools (not the store or limiter). */
+  close(): Promise<void>;
+}
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const now = options.now ?? Date.now;
+  const providers = createProviders(options.config.providers, options.env ?? process.env);
+  const catalog = buildCatalog(options.config.models, providers);
+  const router = new Router({
+    now,
+    ...options.router,
+    onTargetFailure: (target, error, requestId) => {
+      const level = error.kind === 'credentials' ? 'error' : 'warn';
+      options.logger[level]({ requestId, target: target.label, kind: error.kind, status: error.status, reason: error.message }, 'upstream target failed');
+      options.router?.onTargetFailure?.(target, error, requestId);
+    },
+  });
+  const authenticator = new Authenticator({ store: options.store, now });
+  const billing = new BillingService({
+    store: options.store,
+    prices: pricesFromConfig(options.config.models),
+    now: () => new Date(now()),
+    holdTtlSeconds: options.config.billing.hold_ttl_seconds,
+  });
+  const app = buildApp({ config: options.config, catalog, router, billing, limiter: options.limiter, authenticator, logger: options.logger, now });
+
+  await authenticator.checkRevision();
+  await billing.releaseExpired();
+  const timers = [
+    setInterval(() => {
+      authenticator.checkRevision().catch((error: unknown) => options.logger.warn({ err: error }, 'key revision check failed'));
+    }, options.revisionPollMs ?? 500),
+    setInterval(() => {
+      billing.releaseExpired().catch((error: unknown) => options.logger.warn({ err: error }, 'releasing expired holds failed'));
+    }, options.holdSweepMs ?? 30_000),
+  ];
+  for (const timer of timers) timer.unref();
+
+  return {
+    app,
+    authenticator,
+    billing,
+    async close() {
+      for (const timer of timers) clearInterval(timer);
+      await app.close();
+      await closeProviders(providers);
+    },
+  };
+}

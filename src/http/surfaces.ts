@@ -1,0 +1,112 @@
+/**
+ * The two client surfaces behind one shape, so one handler serves both: decode the body, check
+ * model-specific options, and encode canonical events back into the surface's wire format.
+ */
+import { randomBytes } from 'node:crypto';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { CanonicalEvent, CanonicalRequest, Surface, Usage } from '../protocol/canonical.js';
+import { decodeChatRequest } from '../protocol/chat-completions/decode-request.js';
+import { ChatCompletionsEncoder } from '../protocol/chat-completions/encoder.js';
+import { decodeResponsesBody } from '../protocol/responses/decode-request.js';
+import { ResponsesEncoder } from '../protocol/responses/encoder.js';
+import type { ResponsesEcho } from '../protocol/responses/response-settings.js';
+import type { ModelEntry } from '../routing/catalog.js';
+
+export interface DecodedBody {
+  request: CanonicalRequest;
+  /** Chat: the client asked for the usage chunk. */
+  clientWantsUsage: boolean;
+  /** Responses: persist the response (`store`). */
+  store: boolean;
+  previousResponseId: string | null;
+  metadata: Record<string, string>;
+  /** Responses: request settings the response object echoes. */
+  responsesEcho?: ResponsesEcho;
+}
+
+/** Encodes one answer. In non-stream mode the frame lists are empty and `body()` is the answer. */
+export interface ClientEncoder {
+  start(): string[];
+  push(event: CanonicalEvent): string[];
+  finish(usage: Usage): string[];
+  fail(code: string, message: string, usage: Usage): string[];
+  /** The complete non-stream answer; call after `finish`. */
+  body(usage: Usage): Record<string, unknown>;
+}
+
+export interface SurfaceAdapter {
+  surface: Surface;
+  decode(body: unknown): DecodedBody;
+  /** Model-specific checks that are 400s (not 503s), run once the model is known to exist. */
+  checkAgainstModel(decoded: DecodedBody, model: ModelEntry): void;
+  createEncoder(decoded: DecodedBody, createdAt: number): ClientEncoder;
+}
+
+export function randomSuffix(bytes = 12): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+export const responsesSurface: SurfaceAdapter = {
+  surface: 'responses',
+  decode(body) {
+    const decoded = decodeResponsesBody(body);
+    return { ...decoded, clientWantsUsage: true, responsesEcho: decoded.echo };
+  },
+  checkAgainstModel(decoded, model) {
+    const effort = decoded.request.reasoningEffort;
+    if (effort === undefined || model.reasoningEfforts.has(effort)) return;
+    const allowed = [...model.reasoningEfforts];
+    const message =
+      allowed.length === 0
+        ? `Reasoning effort is not supported with the model '${model.id}'.`
+        : `Unsupported value: '${effort}' is not supported with the model '${model.id}'. Supported values are: ${allowed.map((value) => `'${value}'`).join(', ')}.`;
+    throw new GatewayError('invalid_request', { message, param: 'reasoning.effort', code: 'unsupported_value' });
+  },
+  createEncoder(decoded, createdAt) {
+    const encoder = new ResponsesEncoder({
+      responseId: `resp_${randomSuffix()}`,
+      createdAt,
+      model: decoded.request.model,
+      request: decoded.request,
+      stream: decoded.request.stream,
+      store: decoded.store,
+      metadata: decoded.metadata,
+      previousResponseId: decoded.previousResponseId,
+      ...(decoded.responsesEcho === undefined ? {} : { echo: decoded.responsesEcho }),
+    });
+    return {
+      start: () => encoder.start(),
+      push: (event) => encoder.push(event),
+      finish: (usage) => encoder.finish(usage),
+      fail: (code, message, usage) => encoder.fail(code, message, usage),
+      body: () => encoder.response(),
+    };
+  },
+};
+
+export const chatCompletionsSurface: SurfaceAdapter = {
+  surface: 'chat-completions',
+  decode(body) {
+    const decoded = decodeChatRequest(body);
+    return { request: decoded.request, clientWantsUsage: decoded.includeUsage, store: false, previousResponseId: null, metadata: {} };
+  },
+  checkAgainstModel() {
+    // Reasoning options are refused by the decoder on this surface.
+  },
+  createEncoder(decoded, createdAt) {
+    const encoder = new ChatCompletionsEncoder({
+      id: `chatcmpl-${randomSuffix()}`,
+      created: createdAt,
+      model: decoded.request.model,
+      stream: decoded.request.stream,
+      includeUsage: decoded.clientWantsUsage,
+    });
+    return {
+      start: () => [],
+      push: (event) => encoder.push(event),
+      finish: (usage) => encoder.finish(usage),
+      fail: (code, message) => encoder.fail(code, message),
+      body: (usage) => encoder.completion(usage),
+    };
+  },
+};
