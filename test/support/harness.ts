@@ -1,0 +1,76 @@
+/**
+ * Starts the real gateway on a loopback port, on a real database, with the official `openai`
+ * client pointed at it. What `serve` does, minus the process-level parts.
+ */
+import OpenAI from 'openai';
+import { pino } from 'pino';
+import { createAccount } from '../../src/admin/accounts.js';
+import { createKey, type NewKeyInput } from '../../src/admin/keys.js';
+import { parseConfig } from '../../src/config/load.js';
+import { createGateway, type Gateway } from '../../src/http/gateway.js';
+import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
+import type { Limiter } from '../../src/ratelimit/limiter.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { testCatalog } from './catalog.js';
+import { createTestDatabase, type TestDatabase } from './databases.js';
+
+export interface Harness {
+  baseUrl: string;
+  store: Store;
+  gateway: Gateway;
+  database: TestDatabase;
+  /** A new account with `balanceUsd` and one key; returns the key's secret. */
+  newAccount(balanceUsd: string, key?: Omit<NewKeyInput, 'accountRef'>): Promise<{ accountId: string; keyId: string; secret: string }>;
+  client(secret: string, options?: { maxRetries?: number }): OpenAI;
+  /** fetch against the gateway with the key (or no key when null). */
+  post(path: string, body: string | object, secret: string | null, headers?: Record<string, string>): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  engine?: 'sqlite' | 'postgres';
+  catalog?: unknown;
+  limiter?: Limiter;
+  env?: Record<string, string>;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const database = await createTestDatabase(options.engine ?? 'sqlite');
+  const store = await openStore(database.url);
+  const limiter = options.limiter ?? createMemoryLimiter();
+  const config = parseConfig(options.catalog ?? testCatalog(), 'test catalog');
+  const logger = pino({ level: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent' });
+  const gateway = await createGateway({ config, store, limiter, logger, env: options.env ?? {}, revisionPollMs: 100 });
+  const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const baseUrl = address.replace('localhost', '127.0.0.1');
+  let accounts = 0;
+  return {
+    baseUrl,
+    store,
+    gateway,
+    database,
+    async newAccount(balanceUsd, key = {}) {
+      accounts += 1;
+      const account = await createAccount(store, { name: `account-${accounts}-${Date.now()}`, balanceUsd });
+      const created = await createKey(store, { accountRef: account.id, ...key });
+      return { accountId: account.id, keyId: created.key.id, secret: created.secret };
+    },
+    client(secret, clientOptions = {}) {
+      return new OpenAI({ apiKey: secret, baseURL: `${baseUrl}/v1`, maxRetries: clientOptions.maxRetries ?? 0, timeout: 15_000 });
+    },
+    post(path, body, secret, headers = {}) {
+      return fetch(`${baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(secret === null ? {} : { authorization: `Bearer ${secret}` }), ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    },
+    async close() {
+      await gateway.close();
+      await limiter.close();
+      await store.close();
+      await database.drop();
+    },
+  };
+}
