@@ -3,7 +3,7 @@
  * so that client text containing special-token markers such as `<|endoftext|>` is counted as plain
  * text instead of throwing.
  */
-import { countTokens } from 'gpt-tokenizer';
+import { countTokens, encode } from 'gpt-tokenizer';
 import type { CanonicalRequest, ContentPart, InputItem } from './canonical.js';
 
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
@@ -13,6 +13,11 @@ const TOKENS_PER_ITEM = 4;
 const TOKENS_PER_REPLY = 3;
 /** A flat allowance for an image (a high-detail 512px tile set); images are billed by the upstream. */
 const TOKENS_PER_IMAGE = 765;
+
+/** The token ids of `text`, special-token spellings treated as plain text. */
+export function encodeText(text: string): number[] {
+  return encode(text, NO_SPECIAL_TOKENS);
+}
 
 export function countTextTokens(text: string): number {
   return text === '' ? 0 : countTokens(text, NO_SPECIAL_TOKENS);

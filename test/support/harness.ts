@@ -3,7 +3,7 @@
  * client pointed at it. What `serve` does, minus the process-level parts.
  */
 import OpenAI from 'openai';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createAccount } from '../../src/admin/accounts.js';
 import { createKey, type NewKeyInput } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -33,6 +33,8 @@ export interface HarnessOptions {
   catalog?: unknown;
   limiter?: Limiter;
   env?: Record<string, string>;
+  /** Where the gateway's pino logs go (silent by default). */
+  logger?: Logger;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -40,7 +42,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const store = await openStore(database.url);
   const limiter = options.limiter ?? createMemoryLimiter();
   const config = parseConfig(options.catalog ?? testCatalog(), 'test catalog');
-  const logger = pino({ level: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent' });
+  const logger = options.logger ?? pino({ level: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent' });
   const gateway = await createGateway({ config, store, limiter, logger, env: options.env ?? {}, revisionPollMs: 100 });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const baseUrl = address.replace('localhost', '127.0.0.1');

@@ -7,7 +7,8 @@ import type { CanonicalEvent, CanonicalRequest, FinishReason, FunctionTool, Reas
 import { UpstreamError, type ProviderCall } from '../provider.js';
 import { answerText, inputSeed, lastUserText, reasoningText, trailingToolOutputs } from './answer.js';
 import { deterministicId } from './deterministic-random.js';
-import { countInputTokens, splitIntoPieces, splitIntoTokenChunks, truncateToTokens } from './token-count.js';
+import { estimateInputTokens } from '../../protocol/tokens.js';
+import { splitIntoPieces, splitIntoTokenChunks, truncateToTokens } from './token-count.js';
 import { toolArgumentsFromSchema, wordsOf } from './tool-arguments.js';
 
 /**
@@ -106,7 +107,8 @@ export function planAnswer(request: CanonicalRequest, call: Pick<ProviderCall, '
   return {
     deltas,
     usage: {
-      inputTokens: countInputTokens(request),
+      // The gateway's own estimate, so the simulated upstream bills input exactly as held.
+      inputTokens: estimateInputTokens(request),
       cachedInputTokens: 0,
       outputTokens: visibleTokens + reasoningTokens,
       reasoningTokens,

@@ -114,7 +114,7 @@ describe('simulated provider: text answers', () => {
     }
   });
 
-  it('counts input tokens as instructions and items plus 3 framing tokens each and 3 for the reply', async () => {
+  it('bills input exactly as the gateway estimates it: 4 framing tokens per item and 3 for the reply', async () => {
     const instructions = 'You are terse.';
     const input: InputItem[] = [
       { type: 'message', role: 'developer', content: [{ type: 'text', text: 'Prefer metric units.' }] },
@@ -125,11 +125,11 @@ describe('simulated provider: text answers', () => {
     const events = await collect(provider.stream(request({ instructions, input }), call()));
     const expected =
       3 +
-      (3 + countTokens(instructions)) +
-      (3 + countTokens('Prefer metric units.')) +
-      (3 + countTokens('How far is the moon?')) +
-      (3 + countTokens('lookup') + countTokens('{"q":"moon"}')) +
-      (3 + countTokens('384400 km'));
+      (4 + countTokens(instructions)) +
+      (4 + countTokens('Prefer metric units.')) +
+      (4 + countTokens('How far is the moon?')) +
+      (4 + countTokens('lookup') + countTokens('{"q":"moon"}')) +
+      (4 + countTokens('384400 km'));
     expect(usageOf(events).inputTokens).toBe(expected);
   });
 

@@ -1,6 +1,7 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { countTextTokens, splitIntoPieces, splitIntoTokenChunks, truncateToTokens } from './token-count.js';
+import { countTextTokens } from '../../protocol/tokens.js';
+import { splitIntoPieces, splitIntoTokenChunks, truncateToTokens } from './token-count.js';
 
 const samples = [
   'Simulated answer from model-5.6 to "hello". The gateway counts every token.',

@@ -1,74 +1,10 @@
 /**
- * Token arithmetic for the simulated provider, with the real o200k_base tokenizer (gpt-tokenizer's
- * default export), so the usage it reports is what a real upstream of the GPT-4o/GPT-5 family
- * would count for the same text.
+ * Token slicing for the simulated provider's streamed text, with the real o200k_base tokenizer,
+ * so that the deltas it streams add up to exactly the output tokens it reports. Counting itself
+ * (input and text) is protocol/tokens.ts, the same the gateway uses to estimate holds.
  */
-import { decode, encode } from 'gpt-tokenizer';
-import type { CanonicalRequest, ContentPart, InputItem } from '../../protocol/canonical.js';
-
-/**
- * Client text that happens to spell a special token (`<|endoftext|>`) is ordinary text to an
- * upstream, and gpt-tokenizer would throw on it by default.
- */
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-
-/**
- * Tokens each input item (and the instructions) costs on top of its text: the chat format's
- * `<|im_start|>role<|im_sep|> … <|im_end|>` wrapper, as in OpenAI's published counting recipe.
- */
-export const ITEM_FRAMING_TOKENS = 3;
-/** Tokens that prime the model's reply (`<|im_start|>assistant<|im_sep|>`), counted once. */
-export const REPLY_PRIMING_TOKENS = 3;
-/**
- * An image is not fetched; it costs a fixed amount, OpenAI's base price of one low-detail image.
- */
-export const IMAGE_TOKENS = 85;
-
-/** The token ids of `text` (o200k_base), special-token spellings treated as plain text. */
-export function encodeText(text: string): number[] {
-  return encode(text, PLAIN_TEXT);
-}
-
-/** How many o200k_base tokens `text` is. */
-export function countTextTokens(text: string): number {
-  return text === '' ? 0 : encodeText(text).length;
-}
-
-function countContentPartTokens(part: ContentPart): number {
-  switch (part.type) {
-    case 'text':
-      return countTextTokens(part.text);
-    case 'refusal':
-      return countTextTokens(part.refusal);
-    case 'image':
-      return IMAGE_TOKENS;
-  }
-}
-
-function countItemTokens(item: InputItem): number {
-  switch (item.type) {
-    case 'message':
-      return item.content.reduce((sum, part) => sum + countContentPartTokens(part), 0);
-    case 'function_call':
-      return countTextTokens(item.name) + countTextTokens(item.arguments);
-    case 'function_call_output':
-      return countTextTokens(item.output);
-  }
-}
-
-/**
- * Input tokens of a request as the simulated upstream bills them: the instructions and every input
- * item's text, arguments and outputs, plus {@link ITEM_FRAMING_TOKENS} per item (instructions count
- * as one item when present) and {@link REPLY_PRIMING_TOKENS} once. Tool definitions are not counted.
- */
-export function countInputTokens(request: CanonicalRequest): number {
-  let total = REPLY_PRIMING_TOKENS;
-  if (request.instructions !== undefined && request.instructions !== '') {
-    total += ITEM_FRAMING_TOKENS + countTextTokens(request.instructions);
-  }
-  for (const item of request.input) total += ITEM_FRAMING_TOKENS + countItemTokens(item);
-  return total;
-}
+import { decode } from 'gpt-tokenizer';
+import { countTextTokens, encodeText } from '../../protocol/tokens.js';
 
 /**
  * The character offset at which the first `tokenCount` tokens of `tokens` (the encoding of `text`)

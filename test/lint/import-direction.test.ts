@@ -1,0 +1,35 @@
+/**
+ * The ESLint rule that keeps ARCHITECTURE.md's import direction
+ * (http → auth | billing | ratelimit | routing → providers → protocol) really fires.
+ */
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint();
+
+async function violations(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).filter((message) => message.ruleId === 'no-restricted-imports').map((message) => message.message);
+}
+
+describe('import direction', () => {
+  it.each([
+    ['src/protocol/example.ts', "import { GatewayError } from '../errors/gateway-error.js';\nexport const x = GatewayError;"],
+    ['src/protocol/responses/example.ts', "import type { Store } from '../../store/store.js';\nexport type X = Store;"],
+    ['src/providers/openai/example.ts', "import type { Store } from '../../store/store.js';\nexport type X = Store;"],
+    ['src/providers/example.ts', "import { BillingService } from '../billing/billing-service.js';\nexport const x = BillingService;"],
+    ['src/providers/example.ts', "import { buildApp } from '../http/app.js';\nexport const x = buildApp;"],
+    ['src/routing/example.ts', "import { Authenticator } from '../auth/authenticator.js';\nexport const x = Authenticator;"],
+    ['src/store/example.ts', "import { Router } from '../routing/router.js';\nexport const x = Router;"],
+  ])('%s may not import upward', async (filePath, code) => {
+    expect(await violations(filePath, code)).toHaveLength(1);
+  });
+
+  it.each([
+    ['src/http/example.ts', "import { Router } from '../routing/router.js';\nexport const x = Router;"],
+    ['src/routing/example.ts', "import type { Provider } from '../providers/provider.js';\nexport type X = Provider;"],
+    ['src/providers/example.ts', "import type { Usage } from '../protocol/canonical.js';\nexport type X = Usage;"],
+  ])('%s may import downward', async (filePath, code) => {
+    expect(await violations(filePath, code)).toHaveLength(0);
+  });
+});
