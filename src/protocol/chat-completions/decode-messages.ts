@@ -17,15 +17,14 @@ import {
   invalidType,
   invalidValue,
   missingParameter,
-  objectAt,
   optionalArray,
   optionalEnum,
   optionalString,
-  requiredObject,
-  requiredString,
+  recordAt,
   unsupportedValue,
-  type JsonObject,
-} from './field-checks.js';
+  type JsonRecord,
+} from '../field-checks.js';
+import { requireRecord, requireString } from './required-fields.js';
 
 const ROLES = ['system', 'assistant', 'user', 'function', 'tool', 'developer'] as const;
 const USER_PART_TYPES = ['text', 'image_url', 'input_audio', 'file'] as const;
@@ -51,10 +50,10 @@ export function decodeMessages(messages: readonly unknown[]): InputItem[] {
 
   for (let index = 0; index < messages.length; index += 1) {
     const param = `messages[${index}]`;
-    const message = objectAt(messages, index, 'messages');
-    const role = requiredString(message, 'role', `${param}.role`);
+    const message = recordAt(messages, index, 'messages');
+    const role = requireString(message.role, `${param}.role`);
     if (!(ROLES as readonly string[]).includes(role)) throw invalidValue(`${param}.role`, role, ROLES);
-    optionalString(message, 'name', `${param}.name`);
+    optionalString(message.name, `${param}.name`);
 
     if (role !== 'tool' && pending !== undefined) throw unansweredToolCalls(pending);
 
@@ -73,7 +72,7 @@ export function decodeMessages(messages: readonly unknown[]): InputItem[] {
         break;
       }
       case 'tool': {
-        const callId = requiredString(message, 'tool_call_id', `${param}.tool_call_id`);
+        const callId = requireString(message.tool_call_id, `${param}.tool_call_id`);
         const output = joinText(decodeTextContent(message, param));
         if (!knownCallIds.has(callId)) {
           throw new InvalidRequestError(
@@ -118,48 +117,48 @@ function joinText(parts: readonly ContentPart[]): string {
 }
 
 /** Reads `content` as a string or a non-empty array of objects, the common first step for every role. */
-function readContent(message: JsonObject, param: string): string | JsonObject[] {
+function readContent(message: JsonRecord, param: string): string | JsonRecord[] {
   const content = message.content;
   if (content === undefined || content === null) throw missingParameter(`${param}.content`);
   return contentAsStringOrParts(content, `${param}.content`);
 }
 
-function contentAsStringOrParts(content: unknown, param: string): string | JsonObject[] {
+function contentAsStringOrParts(content: unknown, param: string): string | JsonRecord[] {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw invalidType(param, STRING_OR_PARTS, content);
   if (content.length === 0) throw emptyArray(param);
-  return content.map((_, index) => objectAt(content, index, param));
+  return content.map((_, index) => recordAt(content, index, param));
 }
 
-function partType(part: JsonObject, param: string, allowed: readonly string[]): string {
-  const type = requiredString(part, 'type', `${param}.type`);
+function partType(part: JsonRecord, param: string, allowed: readonly string[]): string {
+  const type = requireString(part.type, `${param}.type`);
   if (!allowed.includes(type)) throw invalidValue(`${param}.type`, type, allowed);
   return type;
 }
 
 /** system, developer and tool messages: a string or text parts only. */
-function decodeTextContent(message: JsonObject, param: string): ContentPart[] {
+function decodeTextContent(message: JsonRecord, param: string): ContentPart[] {
   const content = readContent(message, param);
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part, index) => {
     const partParam = `${param}.content[${index}]`;
     partType(part, partParam, ['text']);
-    return { type: 'text', text: requiredString(part, 'text', `${partParam}.text`) };
+    return { type: 'text', text: requireString(part.text, `${partParam}.text`) };
   });
 }
 
-function decodeUserContent(message: JsonObject, param: string): ContentPart[] {
+function decodeUserContent(message: JsonRecord, param: string): ContentPart[] {
   const content = readContent(message, param);
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part, index) => decodeUserPart(part, `${param}.content[${index}]`));
 }
 
-function decodeUserPart(part: JsonObject, param: string): ContentPart {
+function decodeUserPart(part: JsonRecord, param: string): ContentPart {
   const type = partType(part, param, USER_PART_TYPES);
-  if (type === 'text') return { type: 'text', text: requiredString(part, 'text', `${param}.text`) };
+  if (type === 'text') return { type: 'text', text: requireString(part.text, `${param}.text`) };
   if (type === 'image_url') {
-    const image = requiredObject(part, 'image_url', `${param}.image_url`);
-    const url = requiredString(image, 'url', `${param}.image_url.url`);
+    const image = requireRecord(part.image_url, `${param}.image_url`);
+    const url = requireString(image.url, `${param}.image_url.url`);
     if (url === '') throw emptyString(`${param}.image_url.url`);
     if (!/^(https?:|data:)/i.test(url)) {
       throw new InvalidRequestError(
@@ -168,7 +167,7 @@ function decodeUserPart(part: JsonObject, param: string): ContentPart {
         'invalid_value',
       );
     }
-    const detail = optionalEnum(image, 'detail', `${param}.image_url.detail`, IMAGE_DETAILS);
+    const detail = optionalEnum(image.detail, `${param}.image_url.detail`, IMAGE_DETAILS);
     return detail === undefined ? { type: 'image', url } : { type: 'image', url, detail };
   }
   // input_audio and file: OpenAI knows them, but the canonical model carries neither.
@@ -183,7 +182,7 @@ function decodeUserPart(part: JsonObject, param: string): ContentPart {
  * Pushes the assistant's text (when it has any) and its tool calls onto `items`, and returns the
  * call ids it made.
  */
-function decodeAssistant(message: JsonObject, param: string, items: InputItem[]): string[] {
+function decodeAssistant(message: JsonRecord, param: string, items: InputItem[]): string[] {
   if (message.audio !== undefined && message.audio !== null) {
     throw new InvalidRequestError(
       'Assistant audio is not supported on /v1/chat/completions.',
@@ -191,9 +190,9 @@ function decodeAssistant(message: JsonObject, param: string, items: InputItem[])
       'unsupported_content',
     );
   }
-  const toolCalls = optionalArray(message, 'tool_calls', `${param}.tool_calls`) ?? [];
+  const toolCalls = optionalArray(message.tool_calls, `${param}.tool_calls`) ?? [];
   const calls = toolCalls.map((_, index) => decodeToolCall(toolCalls, index, `${param}.tool_calls`));
-  const refusal = optionalString(message, 'refusal', `${param}.refusal`);
+  const refusal = optionalString(message.refusal, `${param}.refusal`);
 
   const parts: ContentPart[] = [];
   const content = message.content;
@@ -219,28 +218,26 @@ function decodeAssistant(message: JsonObject, param: string, items: InputItem[])
   return calls.map((call) => call.callId);
 }
 
-function decodeAssistantPart(part: JsonObject, param: string): ContentPart {
+function decodeAssistantPart(part: JsonRecord, param: string): ContentPart {
   const type = partType(part, param, ASSISTANT_PART_TYPES);
-  if (type === 'text') return { type: 'text', text: requiredString(part, 'text', `${param}.text`) };
-  return { type: 'refusal', refusal: requiredString(part, 'refusal', `${param}.refusal`) };
+  if (type === 'text') return { type: 'text', text: requireString(part.text, `${param}.text`) };
+  return { type: 'refusal', refusal: requireString(part.refusal, `${param}.refusal`) };
 }
 
 type FunctionCallItem = Extract<InputItem, { type: 'function_call' }>;
 
 function decodeToolCall(toolCalls: readonly unknown[], index: number, listParam: string): FunctionCallItem {
   const param = `${listParam}[${index}]`;
-  const call = objectAt(toolCalls, index, listParam);
-  const id = requiredString(call, 'id', `${param}.id`);
-  const type = requiredString(call, 'type', `${param}.type`);
+  const call = recordAt(toolCalls, index, listParam);
+  const id = requireString(call.id, `${param}.id`);
+  const type = requireString(call.type, `${param}.type`);
   if (type === 'custom') {
     throw new InvalidRequestError('Custom tool calls are not supported on this gateway; use function tools.', `${param}.type`, 'unsupported_tool');
   }
   if (type !== 'function') throw invalidValue(`${param}.type`, type, ['function', 'custom']);
-  const fn = requiredObject(call, 'function', `${param}.function`);
-  const name = requiredString(fn, 'name', `${param}.function.name`);
+  const fn = requireRecord(call.function, `${param}.function`);
+  const name = requireString(fn.name, `${param}.function.name`);
   // Arguments are the model's own JSON text and may be invalid; they are passed on as a string.
-  const argumentsText = fn.arguments;
-  if (argumentsText === undefined || argumentsText === null) throw missingParameter(`${param}.function.arguments`);
-  if (typeof argumentsText !== 'string') throw invalidType(`${param}.function.arguments`, 'a string', argumentsText);
+  const argumentsText = requireString(fn.arguments, `${param}.function.arguments`);
   return { type: 'function_call', callId: id, name, arguments: argumentsText };
 }

@@ -5,31 +5,32 @@
  * Every top-level key falls into one of three groups: read into the canonical request, validated and
  * left to the body (a same-protocol passthrough forwards it; translated upstreams drop it), or known
  * to OpenAI but refused here. Anything else is refused as unrecognized, as OpenAI does. Problems are
- * thrown as `InvalidRequestError` in OpenAI's wording (field-checks.ts).
+ * thrown as `InvalidRequestError` in OpenAI's wording (../field-checks.ts).
  */
 import { InvalidRequestError, type CanonicalRequest } from '../canonical.js';
 import { decodeMessages } from './decode-messages.js';
 import { decodeResponseFormat, decodeToolChoice, decodeTools } from './decode-tools.js';
 import {
   arrayTooLong,
-  describeValue,
+  describeType,
   emptyString,
   invalidType,
   invalidValue,
-  isJsonObject,
+  isRecord,
   missingParameter,
   optionalArray,
   optionalBoolean,
   optionalEnum,
   optionalInteger,
   optionalNumber,
-  optionalObject,
+  optionalRecord,
   optionalString,
-  stringTooLong,
+  unknownParameter,
   unsupportedParameter,
   unsupportedValue,
-  type JsonObject,
-} from './field-checks.js';
+  type JsonRecord,
+} from '../field-checks.js';
+import { decodeMetadata } from '../metadata.js';
 
 /** The decoded request plus what only the Chat encoder needs. */
 export interface DecodedChatRequest {
@@ -95,14 +96,11 @@ const REFUSED_KEYS: Readonly<Record<string, string>> = {
 const KNOWN_KEYS: ReadonlySet<string> = new Set<string>([...CANONICAL_KEYS, ...BODY_ONLY_KEYS, ...Object.keys(REFUSED_KEYS)]);
 
 const MAXIMUM_STOP_SEQUENCES = 4;
-const MAXIMUM_METADATA_PAIRS = 16;
-const MAXIMUM_METADATA_KEY_LENGTH = 64;
-const MAXIMUM_METADATA_VALUE_LENGTH = 512;
 
 /** Validates a parsed JSON body and maps it to the canonical request; throws `InvalidRequestError`. */
 export function decodeChatRequest(body: unknown): DecodedChatRequest {
-  if (!isJsonObject(body)) {
-    throw new InvalidRequestError(`Invalid type for request body: expected an object, but got ${describeValue(body)} instead.`, null, 'invalid_type');
+  if (!isRecord(body)) {
+    throw new InvalidRequestError(`Invalid type for request body: expected an object, but got ${describeType(body)} instead.`, null, 'invalid_type');
   }
   checkKeys(body);
 
@@ -118,15 +116,15 @@ export function decodeChatRequest(body: unknown): DecodedChatRequest {
 
   const tools = decodeTools(body.tools);
   const toolChoice = decodeToolChoice(body.tool_choice, tools);
-  const parallelToolCalls = optionalBoolean(body, 'parallel_tool_calls', 'parallel_tool_calls');
+  const parallelToolCalls = optionalBoolean(body.parallel_tool_calls, 'parallel_tool_calls');
 
-  const stream = optionalBoolean(body, 'stream', 'stream') ?? false;
+  const stream = optionalBoolean(body.stream, 'stream') ?? false;
   const includeUsage = decodeStreamOptions(body, stream);
 
-  const maxCompletionTokens = optionalInteger(body, 'max_completion_tokens', 'max_completion_tokens', { minimum: 1 });
-  const maxTokens = optionalInteger(body, 'max_tokens', 'max_tokens', { minimum: 1 });
-  const temperature = optionalNumber(body, 'temperature', 'temperature', { minimum: 0, maximum: 2 });
-  const topP = optionalNumber(body, 'top_p', 'top_p', { minimum: 0, maximum: 1 });
+  const maxCompletionTokens = optionalInteger(body.max_completion_tokens, 'max_completion_tokens', { minimum: 1 });
+  const maxTokens = optionalInteger(body.max_tokens, 'max_tokens', { minimum: 1 });
+  const temperature = optionalNumber(body.temperature, 'temperature', { minimum: 0, maximum: 2 });
+  const topP = optionalNumber(body.top_p, 'top_p', { minimum: 0, maximum: 1 });
   const responseFormat = decodeResponseFormat(body);
 
   checkBodyOnlyFields(body);
@@ -143,10 +141,10 @@ export function decodeChatRequest(body: unknown): DecodedChatRequest {
 }
 
 /** Refuses unknown keys and the known ones Tollgate does not serve (a null value counts as absent). */
-function checkKeys(body: JsonObject): void {
+function checkKeys(body: JsonRecord): void {
   for (const key of Object.keys(body)) {
     if (!KNOWN_KEYS.has(key)) {
-      throw new InvalidRequestError(`Unrecognized request argument supplied: ${key}`, key, 'unknown_parameter');
+      throw unknownParameter(key);
     }
     const refusal = REFUSED_KEYS[key];
     if (refusal !== undefined && body[key] !== null && body[key] !== undefined) throw unsupportedParameter(key, refusal);
@@ -154,40 +152,41 @@ function checkKeys(body: JsonObject): void {
 }
 
 /** Returns `include_usage`; `stream_options` is only valid on a streaming request, as on OpenAI. */
-function decodeStreamOptions(body: JsonObject, stream: boolean): boolean {
-  const options = optionalObject(body, 'stream_options', 'stream_options');
+function decodeStreamOptions(body: JsonRecord, stream: boolean): boolean {
+  const options = optionalRecord(body.stream_options, 'stream_options');
   if (options === undefined) return false;
   if (!stream) {
     throw new InvalidRequestError("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', 'invalid_value');
   }
-  optionalBoolean(options, 'include_obfuscation', 'stream_options.include_obfuscation');
-  return optionalBoolean(options, 'include_usage', 'stream_options.include_usage') ?? false;
+  optionalBoolean(options.include_obfuscation, 'stream_options.include_obfuscation');
+  return optionalBoolean(options.include_usage, 'stream_options.include_usage') ?? false;
 }
 
 /** Shape checks for the fields that only travel in the body, so a bad value fails here and not upstream. */
-function checkBodyOnlyFields(body: JsonObject): void {
-  const n = optionalInteger(body, 'n', 'n', { minimum: 1 });
+function checkBodyOnlyFields(body: JsonRecord): void {
+  const n = optionalInteger(body.n, 'n', { minimum: 1 });
   if (n !== undefined && n > 1) {
     // The canonical stream carries one choice; several would need one upstream call each.
     throw unsupportedValue('n', `Unsupported value: 'n' must be 1; generating ${n} choices is not supported.`);
   }
   checkStop(body.stop);
-  optionalInteger(body, 'seed', 'seed');
-  optionalBoolean(body, 'logprobs', 'logprobs');
-  optionalInteger(body, 'top_logprobs', 'top_logprobs', { minimum: 0, maximum: 20 });
+  optionalInteger(body.seed, 'seed');
+  optionalBoolean(body.logprobs, 'logprobs');
+  optionalInteger(body.top_logprobs, 'top_logprobs', { minimum: 0, maximum: 20 });
   checkLogitBias(body);
-  optionalNumber(body, 'presence_penalty', 'presence_penalty', { minimum: -2, maximum: 2 });
-  optionalNumber(body, 'frequency_penalty', 'frequency_penalty', { minimum: -2, maximum: 2 });
+  optionalNumber(body.presence_penalty, 'presence_penalty', { minimum: -2, maximum: 2 });
+  optionalNumber(body.frequency_penalty, 'frequency_penalty', { minimum: -2, maximum: 2 });
   for (const key of ['user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention', 'service_tier']) {
-    optionalString(body, key, key);
+    optionalString(body[key], key);
   }
-  optionalObject(body, 'prompt_cache_options', 'prompt_cache_options');
-  checkMetadata(body);
-  optionalBoolean(body, 'store', 'store');
-  optionalEnum(body, 'verbosity', 'verbosity', ['low', 'medium', 'high']);
+  optionalRecord(body.prompt_cache_options, 'prompt_cache_options');
+  // Chat names a too-long key's param `metadata`; the pairs themselves travel in the body.
+  decodeMetadata(body.metadata, () => 'metadata');
+  optionalBoolean(body.store, 'store');
+  optionalEnum(body.verbosity, 'verbosity', ['low', 'medium', 'high']);
   checkModalities(body);
-  optionalObject(body, 'prediction', 'prediction');
-  optionalObject(body, 'web_search_options', 'web_search_options');
+  optionalRecord(body.prediction, 'prediction');
+  optionalRecord(body.web_search_options, 'web_search_options');
 }
 
 function checkStop(stop: unknown): void {
@@ -199,35 +198,16 @@ function checkStop(stop: unknown): void {
   });
 }
 
-function checkLogitBias(body: JsonObject): void {
-  const bias = optionalObject(body, 'logit_bias', 'logit_bias');
+function checkLogitBias(body: JsonRecord): void {
+  const bias = optionalRecord(body.logit_bias, 'logit_bias');
   if (bias === undefined) return;
   for (const token of Object.keys(bias)) {
-    optionalNumber(bias, token, `logit_bias.${token}`, { minimum: -100, maximum: 100 });
+    optionalNumber(bias[token], `logit_bias.${token}`, { minimum: -100, maximum: 100 });
   }
 }
 
-function checkMetadata(body: JsonObject): void {
-  const metadata = optionalObject(body, 'metadata', 'metadata');
-  if (metadata === undefined) return;
-  const keys = Object.keys(metadata);
-  if (keys.length > MAXIMUM_METADATA_PAIRS) {
-    throw new InvalidRequestError(
-      `Invalid 'metadata': too many properties. Expected an object with at most ${MAXIMUM_METADATA_PAIRS} properties, but got an object with ${keys.length} properties instead.`,
-      'metadata',
-      'object_above_max_properties',
-    );
-  }
-  for (const key of keys) {
-    if (key.length > MAXIMUM_METADATA_KEY_LENGTH) throw stringTooLong('metadata', MAXIMUM_METADATA_KEY_LENGTH, key.length);
-    const value = metadata[key];
-    if (typeof value !== 'string') throw invalidType(`metadata.${key}`, 'a string', value);
-    if (value.length > MAXIMUM_METADATA_VALUE_LENGTH) throw stringTooLong(`metadata.${key}`, MAXIMUM_METADATA_VALUE_LENGTH, value.length);
-  }
-}
-
-function checkModalities(body: JsonObject): void {
-  const modalities = optionalArray(body, 'modalities', 'modalities');
+function checkModalities(body: JsonRecord): void {
+  const modalities = optionalArray(body.modalities, 'modalities');
   if (modalities === undefined) return;
   modalities.forEach((modality, index) => {
     const param = `modalities[${index}]`;

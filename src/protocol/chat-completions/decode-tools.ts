@@ -9,17 +9,18 @@ import {
   emptyString,
   invalidType,
   invalidValue,
-  isJsonObject,
-  objectAt,
+  isRecord,
+  optionalArray,
   optionalBoolean,
-  optionalObject,
+  optionalRecord,
   optionalString,
-  requiredObject,
-  requiredString,
+  patternMismatch,
+  recordAt,
   stringTooLong,
   unsupportedValue,
-  type JsonObject,
-} from './field-checks.js';
+  type JsonRecord,
+} from '../field-checks.js';
+import { requireRecord, requireString } from './required-fields.js';
 
 const NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
 const NAME_MAXIMUM_LENGTH = 64;
@@ -30,23 +31,17 @@ const RESPONSE_FORMAT_TYPES = ['text', 'json_object', 'json_schema'] as const;
 function checkName(name: string, param: string): void {
   if (name === '') throw emptyString(param);
   if (name.length > NAME_MAXIMUM_LENGTH) throw stringTooLong(param, NAME_MAXIMUM_LENGTH, name.length);
-  if (!NAME_PATTERN.test(name)) {
-    throw new InvalidRequestError(
-      `Invalid '${param}': string does not match pattern. Expected a string that matches the pattern '${NAME_PATTERN.source}'.`,
-      param,
-      'invalid_value',
-    );
-  }
+  if (!NAME_PATTERN.test(name)) throw patternMismatch(param, NAME_PATTERN.source);
 }
 
 /** Decodes `tools` (absent or null → no tools). */
 export function decodeTools(value: unknown): FunctionTool[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw invalidType('tools', 'an array', value);
-  if (value.length === 0) throw emptyArray('tools');
+  const list = optionalArray(value, 'tools');
+  if (list === undefined) return [];
+  if (list.length === 0) throw emptyArray('tools');
   const seen = new Set<string>();
-  return value.map((_, index) => {
-    const tool = decodeTool(objectAt(value, index, 'tools'), `tools[${index}]`);
+  return list.map((_, index) => {
+    const tool = decodeTool(recordAt(list, index, 'tools'), `tools[${index}]`);
     // Duplicate names make tool_choice and the returned calls ambiguous, and translated upstreams refuse them.
     if (seen.has(tool.name)) {
       throw new InvalidRequestError(
@@ -60,8 +55,8 @@ export function decodeTools(value: unknown): FunctionTool[] {
   });
 }
 
-function decodeTool(tool: JsonObject, param: string): FunctionTool {
-  const type = requiredString(tool, 'type', `${param}.type`);
+function decodeTool(tool: JsonRecord, param: string): FunctionTool {
+  const type = requireString(tool.type, `${param}.type`);
   if (type === 'custom') {
     throw new InvalidRequestError(
       'Custom tools are not supported on /v1/chat/completions; use function tools.',
@@ -70,12 +65,12 @@ function decodeTool(tool: JsonObject, param: string): FunctionTool {
     );
   }
   if (type !== 'function') throw invalidValue(`${param}.type`, type, ['function', 'custom']);
-  const fn = requiredObject(tool, 'function', `${param}.function`);
-  const name = requiredString(fn, 'name', `${param}.function.name`);
+  const fn = requireRecord(tool.function, `${param}.function`);
+  const name = requireString(fn.name, `${param}.function.name`);
   checkName(name, `${param}.function.name`);
-  const description = optionalString(fn, 'description', `${param}.function.description`);
-  const parameters = optionalObject(fn, 'parameters', `${param}.function.parameters`);
-  const strict = optionalBoolean(fn, 'strict', `${param}.function.strict`);
+  const description = optionalString(fn.description, `${param}.function.description`);
+  const parameters = optionalRecord(fn.parameters, `${param}.function.parameters`);
+  const strict = optionalBoolean(fn.strict, `${param}.function.strict`);
   const decoded: FunctionTool = { name };
   if (description !== undefined) decoded.description = description;
   if (parameters !== undefined) decoded.parameters = parameters;
@@ -100,8 +95,8 @@ export function decodeToolChoice(value: unknown, tools: readonly FunctionTool[])
     if (!(TOOL_CHOICE_MODES as readonly string[]).includes(value)) throw invalidValue('tool_choice', value, TOOL_CHOICE_MODES);
     return value as ToolChoice;
   }
-  if (!isJsonObject(value)) throw invalidType('tool_choice', 'one of a string or object', value);
-  const type = requiredString(value, 'type', 'tool_choice.type');
+  if (!isRecord(value)) throw invalidType('tool_choice', 'one of a string or object', value);
+  const type = requireString(value.type, 'tool_choice.type');
   if (type === 'custom') {
     throw new InvalidRequestError('Custom tools are not supported on /v1/chat/completions; use function tools.', 'tool_choice.type', 'unsupported_tool');
   }
@@ -109,8 +104,8 @@ export function decodeToolChoice(value: unknown, tools: readonly FunctionTool[])
     throw unsupportedValue('tool_choice.type', "Unsupported value: 'tool_choice' of type 'allowed_tools' is not supported; use 'auto', 'required' or a named function.");
   }
   if (type !== 'function') throw invalidValue('tool_choice.type', type, ['function', 'allowed_tools', 'custom']);
-  const fn = requiredObject(value, 'function', 'tool_choice.function');
-  const name = requiredString(fn, 'name', 'tool_choice.function.name');
+  const fn = requireRecord(value.function, 'tool_choice.function');
+  const name = requireString(fn.name, 'tool_choice.function.name');
   if (!tools.some((tool) => tool.name === name)) {
     throw new InvalidRequestError(
       `Invalid value for 'tool_choice': function '${name}' is not among the provided 'tools'.`,
@@ -122,21 +117,21 @@ export function decodeToolChoice(value: unknown, tools: readonly FunctionTool[])
 }
 
 /** Decodes `response_format` (absent or null → undefined). */
-export function decodeResponseFormat(body: JsonObject): ResponseFormat | undefined {
-  const format = optionalObject(body, 'response_format', 'response_format');
+export function decodeResponseFormat(body: JsonRecord): ResponseFormat | undefined {
+  const format = optionalRecord(body.response_format, 'response_format');
   if (format === undefined) return undefined;
-  const type = requiredString(format, 'type', 'response_format.type');
+  const type = requireString(format.type, 'response_format.type');
   if (!(RESPONSE_FORMAT_TYPES as readonly string[]).includes(type)) throw invalidValue('response_format.type', type, RESPONSE_FORMAT_TYPES);
   if (type === 'text') return { type: 'text' };
   if (type === 'json_object') return { type: 'json_object' };
 
-  const jsonSchema = requiredObject(format, 'json_schema', 'response_format.json_schema');
-  const name = requiredString(jsonSchema, 'name', 'response_format.json_schema.name');
+  const jsonSchema = requireRecord(format.json_schema, 'response_format.json_schema');
+  const name = requireString(jsonSchema.name, 'response_format.json_schema.name');
   checkName(name, 'response_format.json_schema.name');
-  const description = optionalString(jsonSchema, 'description', 'response_format.json_schema.description');
+  const description = optionalString(jsonSchema.description, 'response_format.json_schema.description');
   // OpenAI makes `schema` optional; the canonical model requires one, and `{}` accepts any JSON.
-  const schema = optionalObject(jsonSchema, 'schema', 'response_format.json_schema.schema') ?? {};
-  const strict = optionalBoolean(jsonSchema, 'strict', 'response_format.json_schema.strict');
+  const schema = optionalRecord(jsonSchema.schema, 'response_format.json_schema.schema') ?? {};
+  const strict = optionalBoolean(jsonSchema.strict, 'response_format.json_schema.strict');
   const decoded: ResponseFormat = { type: 'json_schema', name, schema };
   if (strict !== undefined) decoded.strict = strict;
   if (description !== undefined) decoded.description = description;

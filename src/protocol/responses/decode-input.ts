@@ -7,18 +7,18 @@
  * rather than rejected: clients replay earlier output items as input, and those carry whatever the
  * newest server added to them.
  */
-import { InvalidRequestError, type ContentPart, type InputItem, type MessageRole } from '../canonical.js';
+import type { ContentPart, InputItem, MessageRole } from '../canonical.js';
 import {
+  emptyArray,
   invalidType,
   invalidValue,
   isRecord,
-  missing,
+  missingParameter,
   optionalEnum,
-  requireEnum,
-  requireNonEmptyString,
-  requireString,
+  unsupportedValue,
   type JsonRecord,
-} from './field-checks.js';
+} from '../field-checks.js';
+import { requireEnum, requireNonEmptyString, requireString } from './required-fields.js';
 
 const ROLES: readonly MessageRole[] = ['user', 'assistant', 'system', 'developer'];
 const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'] as const;
@@ -29,18 +29,12 @@ const ITEM_STATUSES = ['in_progress', 'completed', 'incomplete'] as const;
 
 /** Decodes `input`; `reasoning` items are accepted and dropped (no canonical slot for them). */
 export function decodeInput(value: unknown): InputItem[] {
-  if (value === undefined || value === null) throw missing('input');
+  if (value === undefined || value === null) throw missingParameter('input');
   if (typeof value === 'string') {
     return [{ type: 'message', role: 'user', content: [{ type: 'text', text: value }] }];
   }
   if (!Array.isArray(value)) throw invalidType('input', 'a string or an array of input items', value);
-  if (value.length === 0) {
-    throw new InvalidRequestError(
-      "Invalid 'input': empty array. Expected an array with minimum length 1, but got an empty array instead.",
-      'input',
-      'empty_array',
-    );
-  }
+  if (value.length === 0) throw emptyArray('input');
   const items: InputItem[] = [];
   value.forEach((raw: unknown, index) => {
     const item = decodeItem(raw, `input[${index}]`);
@@ -72,7 +66,7 @@ function decodeMessage(raw: JsonRecord, path: string): InputItem {
   const role = requireEnum(raw.role, `${path}.role`, ROLES);
   optionalEnum(raw.status, `${path}.status`, ITEM_STATUSES);
   const content = raw.content;
-  if (content === undefined) throw missing(`${path}.content`);
+  if (content === undefined) throw missingParameter(`${path}.content`);
   if (typeof content === 'string') return { type: 'message', role, content: [{ type: 'text', text: content }] };
   if (!Array.isArray(content)) throw invalidType(`${path}.content`, 'a string or an array of content parts', content);
   const parts = content.map((part: unknown, index) => decodePart(part, role, `${path}.content[${index}]`));
@@ -101,13 +95,12 @@ function decodeImage(raw: JsonRecord, path: string): ContentPart {
   if (raw.image_url === undefined || raw.image_url === null) {
     // Tollgate keeps no file store, so an image can only arrive as a URL (or a data: URL).
     if (raw.file_id !== undefined && raw.file_id !== null) {
-      throw new InvalidRequestError(
-        `Images given by 'file_id' are not supported; send the image as 'image_url' (a URL or a data URL).`,
+      throw unsupportedValue(
         `${path}.file_id`,
-        'unsupported_value',
+        "Images given by 'file_id' are not supported; send the image as 'image_url' (a URL or a data URL).",
       );
     }
-    throw missing(`${path}.image_url`);
+    throw missingParameter(`${path}.image_url`);
   }
   const url = requireNonEmptyString(raw.image_url, `${path}.image_url`);
   return detail === undefined ? { type: 'image', url } : { type: 'image', url, detail };
@@ -129,7 +122,7 @@ function decodeFunctionCall(raw: JsonRecord, path: string): InputItem {
 function decodeFunctionCallOutput(raw: JsonRecord, path: string): InputItem {
   const callId = requireNonEmptyString(raw.call_id, `${path}.call_id`);
   const output = raw.output;
-  if (output === undefined) throw missing(`${path}.output`);
+  if (output === undefined) throw missingParameter(`${path}.output`);
   if (typeof output === 'string') return { type: 'function_call_output', callId, output };
   if (!Array.isArray(output)) throw invalidType(`${path}.output`, 'a string or an array of content parts', output);
   // The canonical output is text, so only text parts can be carried; they are joined in order.

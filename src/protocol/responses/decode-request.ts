@@ -8,19 +8,24 @@ import { InvalidRequestError, REASONING_EFFORTS, type CanonicalRequest, type Rea
 import { decodeInput } from './decode-input.js';
 import { decodeName, decodeToolChoice, decodeTools } from './decode-tools.js';
 import {
+  describeType,
   invalidType,
   isRecord,
-  missing,
+  missingParameter,
+  optionalArray,
   optionalBoolean,
   optionalEnum,
   optionalInteger,
   optionalNumber,
   optionalRecord,
   optionalString,
-  requireEnum,
-  stringTooLong,
+  unknownParameter,
+  unsupportedParameter,
+  unsupportedValue,
   type JsonRecord,
-} from './field-checks.js';
+} from '../field-checks.js';
+import { decodeMetadata } from '../metadata.js';
+import { requireEnum } from './required-fields.js';
 import { DEFAULT_ECHO, REASONING_SUMMARIES, TRUNCATIONS, VERBOSITIES, type ResponsesEcho } from './response-settings.js';
 
 /** What a Responses body decodes to: the canonical request plus what only the gateway acts on. */
@@ -49,6 +54,9 @@ const INCLUDABLES = [
   'message.output_text.logprobs',
 ] as const;
 
+/** The Responses codec words a number's invalid-type message "expected a number" (Chat: "a decimal"). */
+const NUMBER = 'a number';
+
 const KNOWN_FIELDS = new Set([
   'model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_output_tokens',
   'temperature', 'top_p', 'reasoning', 'text', 'stream', 'store', 'metadata', 'previous_response_id',
@@ -56,24 +64,20 @@ const KNOWN_FIELDS = new Set([
   'stream_options', 'top_logprobs', 'background', 'conversation', 'prompt',
 ]);
 
-const METADATA_MAX_PAIRS = 16;
-const METADATA_KEY_MAX_LENGTH = 64;
-const METADATA_VALUE_MAX_LENGTH = 512;
-
 /** Decodes and validates a Responses body; throws {@link InvalidRequestError} for anything wrong. */
 export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
   if (!isRecord(body)) {
-    throw new InvalidRequestError(`Invalid request body: expected a JSON object, but got ${describeBody(body)} instead.`, null, 'invalid_type');
+    throw new InvalidRequestError(`Invalid request body: expected a JSON object, but got ${describeType(body)} instead.`, null, 'invalid_type');
   }
   for (const key of Object.keys(body)) {
     if (!KNOWN_FIELDS.has(key)) {
-      throw new InvalidRequestError(`Unrecognized request argument supplied: ${key}`, key, 'unknown_parameter');
+      throw unknownParameter(key);
     }
   }
   refuseUnsupported(body);
 
   const model = body.model;
-  if (model === undefined || model === null || model === '') throw missing('model');
+  if (model === undefined || model === null || model === '') throw missingParameter('model');
   if (typeof model !== 'string') throw invalidType('model', 'a string', model);
 
   const tools = decodeTools(body.tools);
@@ -89,11 +93,11 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
   const parallelToolCalls = optionalBoolean(body.parallel_tool_calls, 'parallel_tool_calls');
   if (parallelToolCalls !== undefined) request.parallelToolCalls = parallelToolCalls;
   // OpenAI's floor is 16; ours is 1 because a provider can honour any positive cap.
-  const maxOutputTokens = optionalInteger(body.max_output_tokens, 'max_output_tokens', 1);
+  const maxOutputTokens = optionalInteger(body.max_output_tokens, 'max_output_tokens', { minimum: 1 });
   if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
-  const temperature = optionalNumber(body.temperature, 'temperature', 0, 2);
+  const temperature = optionalNumber(body.temperature, 'temperature', { minimum: 0, maximum: 2 }, NUMBER);
   if (temperature !== undefined) request.temperature = temperature;
-  const topP = optionalNumber(body.top_p, 'top_p', 0, 1);
+  const topP = optionalNumber(body.top_p, 'top_p', { minimum: 0, maximum: 1 }, NUMBER);
   if (topP !== undefined) request.topP = topP;
 
   const reasoning = decodeReasoning(body.reasoning);
@@ -111,7 +115,7 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
     truncation: optionalEnum(body.truncation, 'truncation', TRUNCATIONS) ?? DEFAULT_ECHO.truncation,
     reasoningSummary: reasoning.summary,
     verbosity: text.verbosity ?? DEFAULT_ECHO.verbosity,
-    topLogprobs: optionalInteger(body.top_logprobs, 'top_logprobs', 0, 20) ?? DEFAULT_ECHO.topLogprobs,
+    topLogprobs: optionalInteger(body.top_logprobs, 'top_logprobs', { minimum: 0, maximum: 20 }) ?? DEFAULT_ECHO.topLogprobs,
     promptCacheKey: optionalString(body.prompt_cache_key, 'prompt_cache_key') ?? null,
     safetyIdentifier: optionalString(body.safety_identifier, 'safety_identifier', 64) ?? null,
   };
@@ -121,7 +125,7 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
     request,
     store: optionalBoolean(body.store, 'store') ?? true,
     previousResponseId,
-    metadata: decodeMetadata(body.metadata),
+    metadata: decodeMetadata(body.metadata, (key) => `metadata.${key}`),
     echo,
   };
 }
@@ -131,26 +135,16 @@ export function decodeResponsesRequest(body: unknown): CanonicalRequest {
   return decodeResponsesBody(body).request;
 }
 
-function describeBody(body: unknown): string {
-  if (Array.isArray(body)) return 'an array';
-  if (body === null) return 'null';
-  return `a ${typeof body}`;
-}
-
 /** Real OpenAI parameters that need state or services Tollgate does not have. */
 function refuseUnsupported(body: JsonRecord): void {
   if (body.conversation !== undefined && body.conversation !== null) {
-    throw new InvalidRequestError(
-      "The 'conversation' parameter is not supported; use 'previous_response_id' to continue a response.",
-      'conversation',
-      'unsupported_parameter',
-    );
+    throw unsupportedParameter('conversation', "The 'conversation' parameter is not supported; use 'previous_response_id' to continue a response.");
   }
   if (body.prompt !== undefined && body.prompt !== null) {
-    throw new InvalidRequestError("The 'prompt' parameter (stored prompt templates) is not supported.", 'prompt', 'unsupported_parameter');
+    throw unsupportedParameter('prompt', "The 'prompt' parameter (stored prompt templates) is not supported.");
   }
   if (optionalBoolean(body.background, 'background') === true) {
-    throw new InvalidRequestError("Background responses ('background': true) are not supported.", 'background', 'unsupported_value');
+    throw unsupportedValue('background', "Background responses ('background': true) are not supported.");
   }
 }
 
@@ -184,7 +178,7 @@ function decodeFormat(value: unknown): ResponseFormat | undefined {
   if (type === 'text') return { type: 'text' };
   if (type === 'json_object') return { type: 'json_object' };
   const name = decodeName(format.name, 'text.format.name');
-  if (format.schema === undefined || format.schema === null) throw missing('text.format.schema');
+  if (format.schema === undefined || format.schema === null) throw missingParameter('text.format.schema');
   const schema = optionalRecord(format.schema, 'text.format.schema') ?? {};
   const result: ResponseFormat = { type: 'json_schema', name, schema };
   const strict = optionalBoolean(format.strict, 'text.format.strict');
@@ -194,28 +188,6 @@ function decodeFormat(value: unknown): ResponseFormat | undefined {
   return result;
 }
 
-function decodeMetadata(value: unknown): Record<string, string> {
-  const metadata = optionalRecord(value, 'metadata');
-  if (metadata === undefined) return {};
-  const entries = Object.entries(metadata);
-  if (entries.length > METADATA_MAX_PAIRS) {
-    throw new InvalidRequestError(
-      `Invalid 'metadata': too many properties. Expected an object with at most ${METADATA_MAX_PAIRS} properties, but got an object with ${entries.length} properties instead.`,
-      'metadata',
-      'object_above_max_properties',
-    );
-  }
-  const checked = entries.map(([key, entry]): [string, string] => {
-    const param = `metadata.${key}`;
-    if (key.length > METADATA_KEY_MAX_LENGTH) throw stringTooLong(param, key, METADATA_KEY_MAX_LENGTH);
-    if (typeof entry !== 'string') throw invalidType(param, 'a string', entry);
-    if (entry.length > METADATA_VALUE_MAX_LENGTH) throw stringTooLong(param, entry, METADATA_VALUE_MAX_LENGTH);
-    return [key, entry];
-  });
-  // fromEntries defines own properties, so a key such as "__proto__" is kept rather than lost.
-  return Object.fromEntries(checked);
-}
-
 function decodeStreamOptions(value: unknown): void {
   const options = optionalRecord(value, 'stream_options');
   if (options === undefined) return;
@@ -223,7 +195,6 @@ function decodeStreamOptions(value: unknown): void {
 }
 
 function decodeInclude(value: unknown): void {
-  if (value === undefined || value === null) return;
-  if (!Array.isArray(value)) throw invalidType('include', 'an array', value);
-  value.forEach((entry: unknown, index) => requireEnum(entry, `include[${index}]`, INCLUDABLES));
+  const include = optionalArray(value, 'include') ?? [];
+  include.forEach((entry, index) => requireEnum(entry, `include[${index}]`, INCLUDABLES));
 }

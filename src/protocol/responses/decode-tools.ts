@@ -9,11 +9,14 @@ import {
   invalidType,
   invalidValue,
   isRecord,
+  optionalArray,
   optionalBoolean,
   optionalRecord,
   optionalString,
-  requireString,
-} from './field-checks.js';
+  patternMismatch,
+  unsupportedValue,
+} from '../field-checks.js';
+import { requireString } from './required-fields.js';
 
 /** OpenAI's rule for function (and json_schema format) names. */
 export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -21,10 +24,10 @@ export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 const TOOL_CHOICE_MODES = ['none', 'auto', 'required'] as const;
 
 export function decodeTools(value: unknown): FunctionTool[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw invalidType('tools', 'an array', value);
+  const list = optionalArray(value, 'tools');
+  if (list === undefined) return [];
   const seen = new Set<string>();
-  return value.map((raw: unknown, index) => {
+  return list.map((raw, index) => {
     const path = `tools[${index}]`;
     const tool = decodeTool(raw, path);
     if (seen.has(tool.name)) {
@@ -59,13 +62,7 @@ function decodeTool(raw: unknown, path: string): FunctionTool {
 /** A name matching {@link FUNCTION_NAME_PATTERN}; `param` is where it sits. */
 export function decodeName(value: unknown, param: string): string {
   const name = requireString(value, param);
-  if (!FUNCTION_NAME_PATTERN.test(name)) {
-    throw new InvalidRequestError(
-      `Invalid '${param}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]{1,64}$'.`,
-      param,
-      'invalid_value',
-    );
-  }
+  if (!FUNCTION_NAME_PATTERN.test(name)) throw patternMismatch(param, FUNCTION_NAME_PATTERN.source);
   return name;
 }
 
@@ -83,10 +80,9 @@ export function decodeToolChoice(value: unknown, tools: readonly FunctionTool[])
   if (!isRecord(value)) throw invalidType('tool_choice', 'a string or an object', value);
   const type = requireString(value.type, 'tool_choice.type');
   if (type !== 'function') {
-    throw new InvalidRequestError(
-      `Tool choice type '${type}' is not supported: use 'none', 'auto', 'required' or {"type": "function", "name": ...}.`,
+    throw unsupportedValue(
       'tool_choice.type',
-      'unsupported_value',
+      `Tool choice type '${type}' is not supported: use 'none', 'auto', 'required' or {"type": "function", "name": ...}.`,
     );
   }
   const name = requireString(value.name, 'tool_choice.name');
