@@ -24,4 +24,6 @@ export interface CliIo {
 export interface CommandOutput {
   json: unknown;
   text: string;
+  /** The command changed a key: running instances are told at once (through Redis, when configured). */
+  keysChanged?: boolean;
 }

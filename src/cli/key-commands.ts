@@ -76,7 +76,7 @@ export function registerKeyCommands(program: Command, context: CommandContext): 
         context.storeAction(async (store, command) => {
           const [keyRef = ''] = command.args;
           const key = await setKeyDisabled(store, keyRef, disabled);
-          return { json: keyView(key), text: `Key ${key.id} (${key.prefix}…) is now ${disabled ? 'disabled' : 'enabled'}.` };
+          return { json: keyView(key), text: `Key ${key.id} (${key.prefix}…) is now ${disabled ? 'disabled' : 'enabled'}.`, keysChanged: true };
         }),
       );
   }

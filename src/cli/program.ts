@@ -10,6 +10,7 @@ import { DEFAULT_DATABASE_URL, ENV } from '../config/env.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { registerAccountCommands } from './account-commands.js';
+import { announceKeyChange } from './announce.js';
 import type { CliIo, CommandOutput } from './cli-io.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerServerCommands } from './server-commands.js';
@@ -55,6 +56,7 @@ export function buildProgram(io: CliIo, options: { json: boolean }): Command {
       const store = await openStore(context.databaseUrl(command), { migrate: true });
       try {
         const output = await handler(store, command);
+        if (output.keysChanged === true) await announceKeyChange(io);
         io.stdout(`${options.json ? JSON.stringify(output.json) : output.text}\n`);
       } finally {
         await store.close();

@@ -5,7 +5,11 @@ export const ENV = {
   databaseUrl: 'TOLLGATE_DATABASE_URL',
   config: 'TOLLGATE_CONFIG',
   redisUrl: 'TOLLGATE_REDIS_URL',
+  /** `1` lets several instances run without Redis, each counting rate limits on its own. */
+  acceptLocalLimits: 'TOLLGATE_ACCEPT_LOCAL_LIMITS',
   logLevel: 'TOLLGATE_LOG_LEVEL',
+  /** Seconds SIGTERM waits for in-flight requests and streams before cutting them (they still settle). */
+  drainSeconds: 'TOLLGATE_DRAIN_SECONDS',
   testPostgresUrl: 'TOLLGATE_TEST_POSTGRES_URL',
   testRedisUrl: 'TOLLGATE_TEST_REDIS_URL',
 } as const;

@@ -54,7 +54,31 @@ const openaiProvider = z
   })
   .strict();
 
-export const providerSchema = z.discriminatedUnion('type', [simulatedProvider, openaiProvider]);
+const anthropicProvider = z
+  .object({
+    name: z.string().min(1),
+    type: z.literal('anthropic'),
+    /** Base address including the version segment, e.g. `https://api.anthropic.com/v1`. */
+    base_url: z.url(),
+    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
+    /** Sent as the `anthropic-version` header. */
+    version: z.string().min(1).default('2023-06-01'),
+    timeouts: timeouts.default(defaultTimeouts),
+  })
+  .strict();
+
+const geminiProvider = z
+  .object({
+    name: z.string().min(1),
+    type: z.literal('gemini'),
+    /** Base address including the version segment, e.g. `https://generativelanguage.googleapis.com/v1beta`. */
+    base_url: z.url(),
+    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
+    timeouts: timeouts.default(defaultTimeouts),
+  })
+  .strict();
+
+export const providerSchema = z.discriminatedUnion('type', [simulatedProvider, openaiProvider, anthropicProvider, geminiProvider]);
 
 const target = z
   .object({
@@ -91,9 +115,11 @@ export const configFileSchema = z
         window_seconds: z.number().int().positive().default(60),
         /** Tokens (estimated input + allowed output) per key per minute; 0 turns it off. */
         tokens_per_minute: z.number().int().nonnegative().default(0),
+        /** When the shared limit store (Redis) cannot be reached: admit (`open`) or refuse (`closed`). */
+        on_backend_failure: z.enum(['open', 'closed']).default('open'),
       })
       .strict()
-      .default({ requests: 600, window_seconds: 60, tokens_per_minute: 0 }),
+      .default({ requests: 600, window_seconds: 60, tokens_per_minute: 0, on_backend_failure: 'open' }),
     billing: z
       .object({
         /** A hold not settled within this time (a crash) is released. */
@@ -112,4 +138,6 @@ export type ConfigFile = z.infer<typeof configFileSchema>;
 export type ProviderConfig = z.infer<typeof providerSchema>;
 export type SimulatedProviderConfig = z.infer<typeof simulatedProvider>;
 export type OpenAIProviderConfig = z.infer<typeof openaiProvider>;
+export type AnthropicProviderConfig = z.infer<typeof anthropicProvider>;
+export type GeminiProviderConfig = z.infer<typeof geminiProvider>;
 export type TimeoutsConfig = z.infer<typeof timeouts>;

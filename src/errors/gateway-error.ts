@@ -48,7 +48,8 @@ export const ERROR_CATALOGUE: Readonly<Record<GatewayErrorCode, CatalogueEntry>>
   upstream_rejected: { status: 400, type: 'invalid_request_error', code: 'upstream_rejected', param: 'field', message: 'The upstream provider rejected the request.' },
   upstream_error: { status: 502, type: 'server_error', code: 'upstream_error', param: 'field', message: 'The upstream provider failed to answer.' },
   upstream_timeout: { status: 504, type: 'server_error', code: 'upstream_timeout', param: 'field', message: 'The upstream provider did not answer in time.' },
-  service_unavailable: { status: 503, type: 'server_error', code: 'service_unavailable', param: 'field', message: 'The service is temporarily unavailable.' },
+  // Shaped like the spec's 503 (type service_api_error, no param), with its own code and message.
+  service_unavailable: { status: 503, type: 'service_api_error', code: 'service_unavailable', param: 'absent', message: 'The service is temporarily unavailable; retry with backoff.' },
   internal: { status: 500, type: 'server_error', code: 'internal_error', param: 'field', message: 'The server had an error while processing your request.' },
 });
 

@@ -1,7 +1,8 @@
 /**
- * The one handler behind both creation endpoints: decode → model → token limit → hold → route →
- * stream or JSON → settle. The hold is settled exactly once, on every path, with the usage seen so
- * far; a client that goes away aborts the upstream call.
+ * The one handler behind both creation endpoints: decode → model → expand `previous_response_id`
+ * → token limit → hold → route → stream or JSON → store → settle. The hold is settled exactly once,
+ * on every path, with the usage seen so far; a client that goes away aborts the upstream call. A
+ * stored answer (Responses `store`) is saved before its final event or JSON body is sent.
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
@@ -15,16 +16,26 @@ import type { PassthroughFrame } from '../providers/provider.js';
 import type { Limiter } from '../ratelimit/limiter.js';
 import type { Catalog, ModelEntry } from '../routing/catalog.js';
 import type { OpenedAnswer, Router } from '../routing/router.js';
+import type { Store } from '../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { parseJsonBody } from './body.js';
+import { createResponseKeeper, expandConversation, KEEP_NOTHING, passthroughResponse, terminalResponse, type KeepResponse } from './stored-responses.js';
+import type { InFlight } from './in-flight.js';
+import type { SettleRetrier } from './settle-retry.js';
 import type { ClientEncoder, SurfaceAdapter } from './surfaces.js';
 
 export interface AnswerServices {
+  /** Answers whose bill is not settled yet (a drain waits for them). */
+  inFlight: InFlight;
+  /** Takes over settlements that failed (database briefly away); they never bill twice. */
+  settleRetrier: SettleRetrier;
   catalog: Catalog;
   router: Router;
   billing: BillingService;
   limiter: Limiter;
+  /** Stored responses (Responses `store` and `previous_response_id`). */
+  store: Store;
   logger: Logger;
   now: () => number;
 }
@@ -43,12 +54,16 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
   return async function answer(request: FastifyRequest, reply: FastifyReply) {
     const context = requireContext(request);
     const body = parseJsonBody(request.body);
-    const decoded = adapter.decode(body);
-    const model = resolveModel(services, decoded.request.model, context);
-    adapter.checkAgainstModel(decoded, model);
+    const decodedBody = adapter.decode(body);
+    const model = resolveModel(services, decodedBody.request.model, context);
+    adapter.checkAgainstModel(decodedBody, model);
+    // Before the estimate, so that the hold covers the whole conversation the upstream will read.
+    const conversation = await expandConversation(services.store, context.account.id, decodedBody);
+    const decoded = conversation.decoded;
     const estimatedInputTokens = estimateInputTokens(decoded.request);
     const maxOutputTokens = Math.min(decoded.request.maxOutputTokens ?? model.maxOutputTokens, model.maxOutputTokens);
     await limitTokens(services.limiter, request, reply, estimatedInputTokens + maxOutputTokens);
+    const openedAt = services.now();
     const hold = await services.billing.reserve({
       accountId: context.account.id,
       keyId: context.key.id,
@@ -57,7 +72,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       estimatedInputTokens,
       maxOutputTokens,
     });
-    const settle = createSettler(services, hold, request);
+    const settle = createSettler(services, hold, request, openedAt);
     const abort = new AbortController();
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
@@ -75,6 +90,8 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
         maxOutputTokens,
         signal: abort.signal,
         requestId: request.id,
+        // The client's body names a response only the gateway knows; the upstream gets the expanded request.
+        canonicalOnly: decoded.previousResponseId !== null,
       });
     } catch (error) {
       await settle(null);
@@ -83,21 +100,36 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
 
     const meter = new UsageMeter(estimatedInputTokens);
     const encoder = adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
+    const keep = decoded.store
+      ? createResponseKeeper({ store: services.store, accountId: context.account.id, inputItems: conversation.inputItems, now: services.now, log: request.log })
+      : KEEP_NOTHING;
+    const answer: Answer = { opened, encoder, meter, settle, keep };
     if (decoded.request.stream) {
-      const frames = streamFrames(opened, encoder, meter, abort, settle);
+      const frames = streamFrames(answer, abort);
       return reply
         .header('content-type', 'text/event-stream; charset=utf-8')
         .header('cache-control', 'no-cache')
         .send(Readable.from(frames, { objectMode: false }));
     }
-    return reply.send(await collectAnswer(opened, encoder, meter, settle));
+    return reply.send(await collectAnswer(answer));
   };
 }
 
 type Settle = (usage: Usage | null) => Promise<void>;
 
-function createSettler(services: AnswerServices, hold: Hold, request: FastifyRequest): Settle {
+/** One opened answer and what it is delivered through. */
+interface Answer {
+  opened: OpenedAnswer;
+  encoder: ClientEncoder;
+  meter: UsageMeter;
+  settle: Settle;
+  /** Saves the final response object (a no-op unless the request is stored). */
+  keep: KeepResponse;
+}
+
+function createSettler(services: AnswerServices, hold: Hold, request: FastifyRequest, openedAt: number): Settle {
   let settled = false;
+  const end = services.inFlight.begin();
   return async (usage) => {
     if (settled) return;
     settled = true;
@@ -105,8 +137,11 @@ function createSettler(services: AnswerServices, hold: Hold, request: FastifyReq
       const cost = await services.billing.settle(hold, usage);
       request.log.info({ model: hold.model, keyId: hold.keyId, usage, costNanos: cost.toString() }, 'settled');
     } catch (error) {
-      // The hold stays open and expires; the failure is the operator's to see, not the client's.
-      request.log.error({ err: error, holdId: hold.id }, 'settling the hold failed');
+      // Not the client's problem: the retrier settles it once the database answers again.
+      request.log.error({ err: error, holdId: hold.id }, 'settling the hold failed; retrying in the background');
+      services.settleRetrier.retry(hold, usage, openedAt);
+    } finally {
+      end();
     }
   };
 }
@@ -115,17 +150,14 @@ function usageToBill(meter: UsageMeter): Usage | null {
   return meter.producedAnything ? meter.usage() : null;
 }
 
-async function collectAnswer(
-  opened: OpenedAnswer,
-  encoder: ClientEncoder,
-  meter: UsageMeter,
-  settle: Settle,
-): Promise<Record<string, unknown>> {
+async function collectAnswer({ opened, encoder, meter, settle, keep }: Answer): Promise<Record<string, unknown>> {
   let failure: Extract<CanonicalEvent, { type: 'error' }> | undefined;
   try {
     if (opened.kind === 'passthrough') {
       if (opened.result.kind === 'json') {
         for (const event of opened.result.events) meter.observe(event);
+        const response = passthroughResponse(opened.result.body);
+        if (response !== undefined) await keep(response);
         return opened.result.body;
       }
       // An upstream that streams although asked not to: meter the frames, answer from the events.
@@ -142,7 +174,9 @@ async function collectAnswer(
     if (failure !== undefined) throw new GatewayError('upstream_error');
     const usage = meter.usage();
     encoder.finish(usage);
-    return encoder.body(usage);
+    const body = encoder.body(usage);
+    await keep(body);
+    return body;
   } catch (error) {
     throw error instanceof GatewayError ? error : new GatewayError('upstream_error', { cause: error });
   } finally {
@@ -158,50 +192,50 @@ function observe(meter: UsageMeter, encoder: ClientEncoder, event: CanonicalEven
   return undefined;
 }
 
-async function* streamFrames(
-  opened: OpenedAnswer,
-  encoder: ClientEncoder,
-  meter: UsageMeter,
-  abort: AbortController,
-  settle: Settle,
-): AsyncGenerator<string> {
+async function* streamFrames(answer: Answer, abort: AbortController): AsyncGenerator<string> {
+  const { opened, encoder, meter, settle } = answer;
   let finished = false;
   try {
-    const frames = opened.kind === 'passthrough' ? passthroughFrames(opened, meter) : canonicalFrames(opened, encoder, meter, abort.signal);
+    const frames = opened.kind === 'passthrough' ? passthroughFrames(opened, meter, answer.keep) : canonicalFrames(opened, answer, abort.signal);
     for await (const text of frames) if (text !== '') yield text;
     finished = true;
   } catch {
     // A provider that throws mid-stream (rather than yielding an error event) still ends the
     // stream in the client's protocol.
-    if (!abort.signal.aborted) yield encoder.fail('upstream_error', 'The upstream provider failed mid-stream.', meter.usage()).join('');
+    if (!abort.signal.aborted) yield await finalFrames(answer, encoder.fail('upstream_error', 'The upstream provider failed mid-stream.', meter.usage()));
   } finally {
     if (!finished) abort.abort();
     await settle(usageToBill(meter));
   }
 }
 
-async function* canonicalFrames(
-  opened: Extract<OpenedAnswer, { kind: 'events' }>,
-  encoder: ClientEncoder,
-  meter: UsageMeter,
-  signal: AbortSignal,
-): AsyncGenerator<string> {
+async function* canonicalFrames(opened: Extract<OpenedAnswer, { kind: 'events' }>, answer: Answer, signal: AbortSignal): AsyncGenerator<string> {
+  const { encoder, meter } = answer;
   yield encoder.start().join('');
   meter.observe(opened.first);
   yield encoder.push(opened.first).join('');
   for await (const event of iterate(opened.rest)) {
     meter.observe(event);
     if (event.type === 'error') {
-      yield encoder.fail(event.code, event.message, meter.usage()).join('');
+      yield await finalFrames(answer, encoder.fail(event.code, event.message, meter.usage()));
       return;
     }
     yield encoder.push(event).join('');
   }
   if (signal.aborted) return;
-  yield encoder.finish(meter.usage()).join('');
+  yield await finalFrames(answer, encoder.finish(meter.usage()));
 }
 
-async function* passthroughFrames(opened: Extract<OpenedAnswer, { kind: 'passthrough' }>, meter: UsageMeter): AsyncGenerator<string> {
+/**
+ * The frames that end the stream (`response.completed`, `.incomplete` or `.failed`), held back until
+ * the response they carry is stored, so a client that reads it right after the stream finds it.
+ */
+async function finalFrames(answer: Answer, frames: string[]): Promise<string> {
+  await answer.keep(answer.encoder.body(answer.meter.usage()));
+  return frames.join('');
+}
+
+async function* passthroughFrames(opened: Extract<OpenedAnswer, { kind: 'passthrough' }>, meter: UsageMeter, keep: KeepResponse): AsyncGenerator<string> {
   const result = opened.result;
   if (result.kind === 'json') {
     for (const event of result.events) meter.observe(event);
@@ -210,6 +244,8 @@ async function* passthroughFrames(opened: Extract<OpenedAnswer, { kind: 'passthr
   }
   for await (const frame of result.frames as AsyncIterable<PassthroughFrame>) {
     for (const event of frame.events) meter.observe(event);
+    const response = terminalResponse(frame.sse);
+    if (response !== undefined) await keep(response);
     yield frame.sse;
   }
 }

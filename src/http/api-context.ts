@@ -15,4 +15,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     apiContext: ApiContext | null;
   }
+  interface FastifyReply {
+    /** Set when the answer is an error: its code, for metrics. */
+    gatewayErrorCode: string | null;
+  }
 }

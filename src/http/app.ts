@@ -11,12 +11,17 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Limiter } from '../ratelimit/limiter.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { Router } from '../routing/router.js';
+import type { Store } from '../store/store.js';
 import './api-context.js';
 import { createApiHooks } from './api-hooks.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
+import type { InFlight } from './in-flight.js';
+import type { Metrics } from './metrics.js';
+import type { SettleRetrier } from './settle-retry.js';
 import { toGatewayError } from './errors.js';
 import { registerModelRoutes } from './routes/models.js';
+import { registerStoredResponseRoutes } from './routes/stored-responses.js';
 import { chatCompletionsSurface, randomSuffix, responsesSurface } from './surfaces.js';
 
 export interface AppDeps {
@@ -26,11 +31,16 @@ export interface AppDeps {
   billing: BillingService;
   limiter: Limiter;
   authenticator: Authenticator;
+  store: Store;
+  inFlight: InFlight;
+  settleRetrier: SettleRetrier;
+  metrics: Metrics;
   logger: Logger;
   now: () => number;
 }
 
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  reply.gatewayErrorCode = error.errorCode;
   return reply
     .code(error.status)
     .headers(error.headers)
@@ -47,10 +57,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bodyLimit: deps.config.limits.max_body_bytes,
   });
   app.decorateRequest('apiContext', null);
+  app.decorateReply('gatewayErrorCode', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.answers.inc({ route: request.routeOptions.url ?? 'unknown', code: reply.gatewayErrorCode ?? 'ok' });
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
   });
   registerBodyParser(app);
@@ -69,12 +81,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     router: deps.router,
     billing: deps.billing,
     limiter: deps.limiter,
+    store: deps.store,
+    inFlight: deps.inFlight,
+    settleRetrier: deps.settleRetrier,
     logger: deps.logger,
     now: deps.now,
   };
   app.post('/v1/responses', { onRequest }, createAnswerHandler(responsesSurface, services));
   app.post('/v1/chat/completions', { onRequest }, createAnswerHandler(chatCompletionsSurface, services));
   registerModelRoutes(app, { onRequest, catalog: deps.catalog, router: deps.router });
+  registerStoredResponseRoutes(app, { onRequest, store: deps.store });
   app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/metrics', async (_request, reply) => reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()));
   return app;
 }

@@ -6,6 +6,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { InvalidRequestError } from '../protocol/canonical.js';
 import { UpstreamError } from '../providers/provider.js';
 import { NoTargetAvailableError } from '../routing/router.js';
+import { isDatabaseUnavailable } from './dependency-errors.js';
 
 interface FrameworkError {
   code?: unknown;
@@ -29,6 +30,7 @@ export function toGatewayError(error: unknown): { gatewayError: GatewayError; un
   if (typeof framework.statusCode === 'number' && framework.statusCode >= 400 && framework.statusCode < 500) {
     return { gatewayError: new GatewayError('invalid_request', { message: 'Invalid request.' }), unexpected: false };
   }
+  if (isDatabaseUnavailable(error)) return { gatewayError: new GatewayError('service_unavailable', { headers: { 'retry-after': '1' } }), unexpected: false };
   return { gatewayError: new GatewayError('internal'), unexpected: true };
 }
 

@@ -14,6 +14,9 @@ import { buildCatalog } from '../routing/catalog.js';
 import { Router, type RouterOptions } from '../routing/router.js';
 import type { Store } from '../store/store.js';
 import { buildApp } from './app.js';
+import { InFlight } from './in-flight.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { createSettleRetrier } from './settle-retry.js';
 
 export interface GatewayOptions {
   config: ConfigFile;
@@ -27,6 +30,7 @@ export interface GatewayOptions {
   revisionPollMs?: number;
   /** How often to release holds left behind by a crash. */
   holdSweepMs?: number;
+  metrics?: Metrics;
 }
 
 export interface Gateway {
@@ -57,7 +61,26 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     now: () => new Date(now()),
     holdTtlSeconds: options.config.billing.hold_ttl_seconds,
   });
-  const app = buildApp({ config: options.config, catalog, router, billing, limiter: options.limiter, authenticator, logger: options.logger, now });
+  const inFlight = new InFlight();
+  const settleRetrier = createSettleRetrier({
+    settle: (hold, usage) => billing.settle(hold, usage),
+    logger: options.logger,
+    maxAgeMs: options.config.billing.hold_ttl_seconds * 1000,
+  });
+  const app = buildApp({
+    config: options.config,
+    catalog,
+    router,
+    billing,
+    limiter: options.limiter,
+    authenticator,
+    store: options.store,
+    inFlight,
+    settleRetrier,
+    metrics: options.metrics ?? createMetrics(),
+    logger: options.logger,
+    now,
+  });
 
   await authenticator.checkRevision();
   await billing.releaseExpired();
@@ -67,7 +90,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }, options.revisionPollMs ?? 500),
     setInterval(() => {
       billing.releaseExpired().catch((error: unknown) => options.logger.warn({ err: error }, 'releasing expired holds failed'));
-    }, options.holdSweepMs ?? 30_000),
+    }, options.holdSweepMs ?? Math.min(30_000, (options.config.billing.hold_ttl_seconds * 1000) / 2)),
   ];
   for (const timer of timers) timer.unref();
 
@@ -78,6 +101,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     async close() {
       for (const timer of timers) clearInterval(timer);
       await app.close();
+      // Streams cut by the drain settle asynchronously after their connection is gone.
+      await inFlight.drained();
+      await settleRetrier.close();
       await closeProviders(providers);
     },
   };

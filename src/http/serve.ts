@@ -1,61 +1,82 @@
 /**
- * `tollgate serve`: opens the store, builds the gateway, listens, and on a fresh database prints
- * the demo key once with curl lines that work as printed. SIGTERM/SIGINT drain in-flight requests
- * (their bills settle) before the process exits.
+ * `tollgate serve`: on a fresh database prints the demo key once with curl lines that work as
+ * printed, then serves, as one process or as a primary with N workers sharing the port.
+ * SIGTERM/SIGINT drain in-flight requests and streams (their bills settle) before exiting.
  */
-import type { AddressInfo } from 'node:net';
-import { pino, type Logger } from 'pino';
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import { ensureDemoAccount } from '../admin/demo.js';
 import { loadConfig } from '../config/load.js';
-import { DEFAULT_DATABASE_URL, DEFAULT_HOST, DEFAULT_PORT, ENV } from '../config/env.js';
-import { createMemoryLimiter } from '../ratelimit/memory-limiter.js';
+import { ENV } from '../config/env.js';
 import { openStore } from '../store/open-store.js';
-import { createGateway } from './gateway.js';
+import { runPrimary } from './cluster-primary.js';
+import { acceptLocalLimitsFrom, guardInstance, instanceIdFor } from './instance-guard.js';
+import { createLogger, databaseUrl, listenAddress, startServerProcess, type Env } from './server-process.js';
 
 export interface ServeOptions {
+  /** A whole number, or `auto` for one per CPU. */
   workers: string;
   migrate: boolean;
 }
 
 const DEMO_BALANCE_USD = '5';
+const CLUSTER_WORKER = 'TOLLGATE_CLUSTER_WORKER';
 
-export function createLogger(env: Readonly<Record<string, string | undefined>>): Logger {
-  return pino({
-    level: env[ENV.logLevel] ?? 'info',
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'apiKey', 'secret'], censor: '[redacted]' },
-  });
+export function resolveWorkers(value: string): number {
+  if (value === 'auto') return availableParallelism();
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1) throw new Error(`--workers must be "auto" or a whole number of at least 1, got ${JSON.stringify(value)}`);
+  return count;
 }
 
-export async function runServe(options: ServeOptions, env: Readonly<Record<string, string | undefined>> = process.env): Promise<void> {
-  if (options.workers !== '1') throw new Error('--workers other than 1 is not available yet; run one process per port');
-  const host = env[ENV.host] ?? DEFAULT_HOST;
-  const port = parsePort(env[ENV.port]);
+export async function runServe(options: ServeOptions, env: Env = process.env): Promise<void> {
+  if (cluster.isWorker && env[CLUSTER_WORKER] === '1') return runWorker(env);
+  const workers = resolveWorkers(options.workers);
   const logger = createLogger(env);
+  // Validate the catalog before anything else, so a bad file fails fast and names its field.
   const config = loadConfig(env[ENV.config]);
-  const store = await openStore(env[ENV.databaseUrl] ?? DEFAULT_DATABASE_URL, { migrate: options.migrate });
-  const limiter = createMemoryLimiter();
-  const demo = await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD });
-  const gateway = await createGateway({ config, store, limiter, logger, env });
-  await gateway.app.listen({ host, port });
-
-  // With PORT=0 the system picks the port: print the one actually bound.
-  const bound = gateway.app.server.address() as AddressInfo;
-  const base = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${bound.port}`;
-  process.stdout.write(banner(base, demo?.secret, config.models[0]?.id ?? 'model-5.6'));
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining in-flight requests');
-    await gateway.close();
-    await limiter.close();
+  const store = await openStore(databaseUrl(env), { migrate: options.migrate });
+  const demo = (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }))?.secret;
+  const { host, port } = listenAddress(env);
+  // Several instances without a shared limit store would each admit a full window: refuse that.
+  const heartbeat = await guardInstance(
+    store,
+    { id: instanceIdFor(port), sharedLimits: (env[ENV.redisUrl] ?? '') !== '' },
+    { acceptLocalLimits: acceptLocalLimitsFrom(env), onError: (error) => logger.warn({ err: error }, 'instance heartbeat failed') },
+  ).catch(async (error: unknown) => {
     await store.close();
-    logger.info('stopped');
+    throw error;
+  });
+  const release = async () => {
+    await heartbeat.stop();
+    await store.close();
   };
+  const model = config.models[0]?.id ?? 'model-5.6';
+  const announce = (bound: number) => process.stdout.write(banner(baseUrl(host, bound), demo, model));
+
+  if (workers === 1) {
+    const server = await startServerProcess(env, { migrate: false, clusterWorker: false });
+    announce(server.port);
+    stopOnSignal(async () => {
+      await server.stop();
+      await release();
+    }, server.logger);
+    return;
+  }
+  await runPrimary({ workers, logger, onListening: announce });
+  await release();
+  logger.info('all workers stopped');
+}
+
+async function runWorker(env: Env): Promise<void> {
+  const server = await startServerProcess(env, { migrate: false, clusterWorker: true });
+  stopOnSignal(() => server.stop(), server.logger);
+}
+
+function stopOnSignal(stop: () => Promise<void>, logger: { error: (object: object, message: string) => void }): void {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      stop(signal).then(
+      stop().then(
         () => process.exit(0),
         (error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');
@@ -66,11 +87,8 @@ export async function runServe(options: ServeOptions, env: Readonly<Record<strin
   }
 }
 
-function parsePort(value: string | undefined): number {
-  if (value === undefined || value === '') return DEFAULT_PORT;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a port number, got ${JSON.stringify(value)}`);
-  return port;
+function baseUrl(host: string, port: number): string {
+  return `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
 }
 
 /** What a newcomer sees: where to point a client and, on a fresh database, the demo key and curl lines. */

@@ -30,7 +30,10 @@ export interface ClientEncoder {
   push(event: CanonicalEvent): string[];
   finish(usage: Usage): string[];
   fail(code: string, message: string, usage: Usage): string[];
-  /** The complete non-stream answer; call after `finish`. */
+  /**
+   * The complete answer object; call after `finish` (or `fail`). For a stream it is what the final
+   * event carries, which is what a stored response keeps.
+   */
   body(usage: Usage): Record<string, unknown>;
 }
 

@@ -18,6 +18,12 @@ export interface RouteRequest {
   maxOutputTokens: number;
   signal: AbortSignal;
   requestId: string;
+  /**
+   * Serve through the canonical path even where the provider could pass the body through: set
+   * when the body means something only the gateway can resolve (a `previous_response_id` the
+   * upstream never saw), so `request` (already expanded) is what must reach the upstream.
+   */
+  canonicalOnly?: boolean;
 }
 
 export type OpenedAnswer =
@@ -95,7 +101,7 @@ export class Router {
       requestId: route.requestId,
     };
     const provider = target.provider;
-    if (provider.passthrough !== undefined && provider.speaksNatively?.(route.surface) === true) {
+    if (route.canonicalOnly !== true && provider.passthrough !== undefined && provider.speaksNatively?.(route.surface) === true) {
       const result = await provider.passthrough({
         ...call,
         surface: route.surface,

@@ -1,6 +1,7 @@
 /**
  * The Store over Kysely: one set of queries for SQLite and PostgreSQL. Accounts, keys and the
- * revision counter live here; holds and the ledger in hold-queries.ts and ledger-queries.ts.
+ * revision counter live here; holds, the ledger, stored responses and the instance heartbeat in
+ * hold-queries.ts, ledger-queries.ts, response-queries.ts and instance-queries.ts.
  * Built by open-store.ts, which knows the engine-specific parts (connection, transactions,
  * migration locking) and hands them in.
  */
@@ -12,13 +13,17 @@ import type {
   Charge,
   KeyWithAccount,
   LedgerEntry,
+  InstanceRecord,
   NewHold,
   Store,
+  StoredResponse,
   UsageRow,
 } from './store.js';
 import * as holds from './hold-queries.js';
 import type { Transact } from './hold-queries.js';
+import * as instances from './instance-queries.js';
 import * as ledger from './ledger-queries.js';
+import * as responses from './response-queries.js';
 import {
   decodeAccount,
   decodeApiKey,
@@ -270,6 +275,30 @@ export class KyselyStore implements Store {
 
   usageReport(filter: { accountId?: string; since?: Date }): Promise<UsageRow[]> {
     return ledger.usageReport(this.db, filter);
+  }
+
+  saveResponse(response: StoredResponse): Promise<void> {
+    return responses.saveResponse(this.db, response);
+  }
+
+  findResponse(id: string, accountId: string): Promise<StoredResponse | undefined> {
+    return responses.findResponse(this.db, id, accountId);
+  }
+
+  deleteResponse(id: string, accountId: string): Promise<boolean> {
+    return responses.deleteResponse(this.db, id, accountId);
+  }
+
+  heartbeat(instance: InstanceRecord): Promise<void> {
+    return instances.heartbeat(this.db, instance);
+  }
+
+  liveInstances(since: Date): Promise<InstanceRecord[]> {
+    return instances.liveInstances(this.db, since);
+  }
+
+  removeInstance(id: string): Promise<void> {
+    return instances.removeInstance(this.db, id);
   }
 
   private nowMilliseconds(): number {

@@ -83,10 +83,31 @@ export interface RevisionTable {
   value: Int64;
 }
 
+/** Responses kept for `GET /v1/responses/{id}` and `previous_response_id` (migration 0002). */
+export interface ResponsesTable {
+  id: string;
+  account_id: string;
+  /** The response object as sent to the client, as JSON text. */
+  response: string;
+  /** The expanded conversation input (Responses input items with ids), as a JSON array. */
+  input_items: string;
+  created_at: Int64;
+}
+
+/** Running gateway instances, refreshed by their heartbeat (migration 0002). */
+export interface InstancesTable {
+  id: string;
+  /** 0 or 1. */
+  shared_limits: Int32;
+  last_seen_at: Int64;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   holds: HoldsTable;
   ledger: LedgerTable;
   revision: RevisionTable;
+  responses: ResponsesTable;
+  instances: InstancesTable;
 }

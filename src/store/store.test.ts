@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KyselyStore } from './kysely-store.js';
 import { openStore } from './open-store.js';
-import type { ApiKeyRecord, Charge, NewHold } from './store.js';
+import type { ApiKeyRecord, Charge, NewHold, StoredResponse } from './store.js';
 
 const postgresUrl = process.env.TOLLGATE_TEST_POSTGRES_URL;
 if (!postgresUrl) console.info('Store suite on PostgreSQL skipped: set TOLLGATE_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to run it.');
@@ -352,6 +352,98 @@ function defineStoreSuite(createDatabase: () => Promise<TestDatabase>): void {
       expect(await store.findAccount(accountId)).toMatchObject({ reservedNanos: 0n, balanceNanos: 10_000n - BigInt(settled) });
       expect((await store.listLedger(accountId)).filter((entry) => entry.kind === 'charge')).toHaveLength(settled);
       await expectLedgerInvariant(accountId);
+    });
+  });
+
+  describe('stored responses', () => {
+    function storedResponse(accountId: string, overrides: Partial<StoredResponse> = {}): StoredResponse {
+      const id = unique('resp');
+      return {
+        id,
+        accountId,
+        response: { id, object: 'response', status: 'completed', output: [{ id: 'msg_1', type: 'message', content: [{ type: 'output_text', text: 'héllo "quoted" ✓' }] }], usage: null },
+        inputItems: [
+          { id: 'msg_0', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+          { id: 'fc_0', type: 'function_call', call_id: 'call_0', name: 'f', arguments: '{}', status: 'completed' },
+        ],
+        createdAt: new Date('2030-01-02T03:04:05.678Z'),
+        ...overrides,
+      };
+    }
+
+    it('saves and finds a response, JSON and date intact', async () => {
+      const accountId = await newAccount(0n);
+      const stored = storedResponse(accountId);
+      await store.saveResponse(stored);
+      expect(await store.findResponse(stored.id, accountId)).toEqual(stored);
+      expect(await store.findResponse('resp_unknown', accountId)).toBeUndefined();
+    });
+
+    it("hides another account's response from find and delete", async () => {
+      const owner = await newAccount(0n);
+      const stranger = await newAccount(0n);
+      const stored = storedResponse(owner);
+      await store.saveResponse(stored);
+      expect(await store.findResponse(stored.id, stranger)).toBeUndefined();
+      expect(await store.deleteResponse(stored.id, stranger)).toBe(false);
+      expect(await store.findResponse(stored.id, owner)).toEqual(stored);
+    });
+
+    it('replaces a response saved again under the same id, but never across accounts', async () => {
+      const owner = await newAccount(0n);
+      const stranger = await newAccount(0n);
+      const first = storedResponse(owner);
+      await store.saveResponse(first);
+      const second = { ...first, response: { ...first.response, status: 'failed' }, inputItems: [] };
+      await store.saveResponse(second);
+      expect(await store.findResponse(first.id, owner)).toEqual(second);
+      await expect(store.saveResponse({ ...first, accountId: stranger })).rejects.toThrow(/another account/);
+      expect(await store.findResponse(first.id, owner)).toEqual(second);
+      expect(await store.findResponse(first.id, stranger)).toBeUndefined();
+    });
+
+    it('deletes once; a deleted response is gone', async () => {
+      const accountId = await newAccount(0n);
+      const stored = storedResponse(accountId);
+      await store.saveResponse(stored);
+      expect(await store.deleteResponse(stored.id, accountId)).toBe(true);
+      expect(await store.findResponse(stored.id, accountId)).toBeUndefined();
+      expect(await store.deleteResponse(stored.id, accountId)).toBe(false);
+    });
+
+    it('refuses a response for an unknown account and values that are not JSON objects', async () => {
+      const accountId = await newAccount(0n);
+      await expect(store.saveResponse(storedResponse('no-such-account'))).rejects.toThrow();
+      const notObject = storedResponse(accountId, { response: [] as unknown as Record<string, unknown> });
+      await expect(store.saveResponse(notObject)).rejects.toThrow(TypeError);
+      const badItems = storedResponse(accountId, { inputItems: ['text'] as unknown as Array<Record<string, unknown>> });
+      await expect(store.saveResponse(badItems)).rejects.toThrow(TypeError);
+      await expect(store.saveResponse(storedResponse(accountId, { createdAt: new Date(Number.NaN) }))).rejects.toThrow(RangeError);
+    });
+  });
+
+  describe('instances', () => {
+    it('records heartbeats, refreshes them, lists the live ones and removes', async () => {
+      const early = unique('inst');
+      const late = unique('inst');
+      const seen = new Date('2031-05-01T00:00:00.000Z');
+      await store.heartbeat({ id: early, sharedLimits: false, lastSeenAt: new Date(seen.getTime() - 60_000) });
+      await store.heartbeat({ id: late, sharedLimits: true, lastSeenAt: seen });
+      const mine = (instances: Array<{ id: string }>) => instances.filter((instance) => instance.id === early || instance.id === late);
+
+      expect(mine(await store.liveInstances(new Date(seen.getTime() - 30_000)))).toEqual([{ id: late, sharedLimits: true, lastSeenAt: seen }]);
+      // The cutoff is inclusive.
+      expect(mine(await store.liveInstances(new Date(seen.getTime() - 60_000))).map((instance) => instance.id).sort()).toEqual([early, late].sort());
+
+      const refreshed = new Date(seen.getTime() + 5_000);
+      await store.heartbeat({ id: early, sharedLimits: true, lastSeenAt: refreshed });
+      const live = mine(await store.liveInstances(seen));
+      expect(live).toHaveLength(2);
+      expect(live.find((instance) => instance.id === early)).toEqual({ id: early, sharedLimits: true, lastSeenAt: refreshed });
+
+      await store.removeInstance(early);
+      await store.removeInstance('never-registered');
+      expect(mine(await store.liveInstances(seen))).toEqual([{ id: late, sharedLimits: true, lastSeenAt: seen }]);
     });
   });
 

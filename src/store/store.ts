@@ -80,6 +80,28 @@ export interface NewHold {
   expiresAt: Date;
 }
 
+/** A response kept for `GET /v1/responses/{id}` and `previous_response_id` (Responses `store`). */
+export interface StoredResponse {
+  id: string;
+  accountId: string;
+  /** The final response object, as sent to the client. */
+  response: Record<string, unknown>;
+  /**
+   * The whole conversation input this response answered, already expanded (earlier turns of a
+   * `previous_response_id` chain included), as Responses input items with ids.
+   */
+  inputItems: Array<Record<string, unknown>>;
+  createdAt: Date;
+}
+
+/** A running gateway instance, seen through its heartbeat. */
+export interface InstanceRecord {
+  id: string;
+  /** Whether it runs with a shared limit store (Redis) or only per-instance limits. */
+  sharedLimits: boolean;
+  lastSeenAt: Date;
+}
+
 export interface Store {
   /** Creates or upgrades the schema. Idempotent; safe while other processes use the database. */
   migrate(): Promise<void>;
@@ -126,6 +148,19 @@ export interface Store {
   countOpenHolds(accountId?: string): Promise<number>;
 
   listLedger(accountId: string): Promise<LedgerEntry[]>;
+
+  /** Keeps a response; written before the final event is sent. Replaces one with the same id. */
+  saveResponse(response: StoredResponse): Promise<void>;
+  /** A stored response of this account (another account's is not found). */
+  findResponse(id: string, accountId: string): Promise<StoredResponse | undefined>;
+  /** Returns false when this account has no such response. */
+  deleteResponse(id: string, accountId: string): Promise<boolean>;
+
+  /** Records that this instance is alive (insert or refresh). */
+  heartbeat(instance: InstanceRecord): Promise<void>;
+  /** Instances seen since `since`, this one included. */
+  liveInstances(since: Date): Promise<InstanceRecord[]>;
+  removeInstance(id: string): Promise<void>;
   /** Charges grouped by model. */
   usageReport(filter: { accountId?: string; since?: Date }): Promise<UsageRow[]>;
 }

@@ -3,7 +3,7 @@
  * format (JSON and SSE), slowly when asked, and records what it received and whether the gateway
  * hung up on it before the answer was complete.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface UpstreamDouble {
@@ -19,6 +19,17 @@ export interface UpstreamOptions {
   chunks?: number;
   /** Delay between chunks. */
   chunkDelayMs?: number;
+  /**
+   * The answer to give, chosen per request (`index` counts from 0); without it every answer is
+   * `chunks` times "word ". A chosen answer streams as one content chunk, then its tool calls; on
+   * the `/responses` path its content is answered in the Responses format instead (no tool calls).
+   */
+  reply?: (body: Record<string, unknown>, index: number) => UpstreamReply;
+}
+
+export interface UpstreamReply {
+  content?: string;
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
 }
 
 export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promise<UpstreamDouble> {
@@ -31,6 +42,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
     request.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
     request.on('end', () => {
       const body = JSON.parse(raw) as Record<string, unknown>;
+      const reply = options.reply?.(body, requests.length);
       requests.push({ path: request.url ?? '', headers: request.headers, body });
       let finished = false;
       response.on('close', () => {
@@ -38,6 +50,12 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       });
       const base = { id: 'chatcmpl-upstream', created: 1767225600, model: String(body.model) };
       const usage = { prompt_tokens: 11, completion_tokens: chunks, total_tokens: 11 + chunks, prompt_tokens_details: { cached_tokens: 3 }, completion_tokens_details: { reasoning_tokens: 0 } };
+      if (reply !== undefined) {
+        finished = true;
+        if ((request.url ?? '').endsWith('/responses')) answerResponsesWith(response, reply, body, requests.length);
+        else answerWith(response, reply, body.stream === true, base, usage);
+        return;
+      }
       if (body.stream !== true) {
         finished = true;
         response.writeHead(200, { 'content-type': 'application/json' });
@@ -77,4 +95,63 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
         server.close(() => resolve());
       }),
   };
+}
+
+/** A chosen answer, as one Chat completion or as a chunk stream ending in usage and [DONE]. */
+function answerWith(response: ServerResponse, reply: UpstreamReply, stream: boolean, base: Record<string, unknown>, usage: Record<string, unknown>): void {
+  const toolCalls = (reply.toolCalls ?? []).map((call, index) => ({ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
+  if (!stream) {
+    const message = { role: 'assistant', content: reply.content ?? null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }], usage }));
+    return;
+  }
+  const chunk = (payload: Record<string, unknown>) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', ...payload })}\n\n`;
+  const delta = (fields: Record<string, unknown>, finish: string | null = null) => chunk({ choices: [{ index: 0, delta: fields, finish_reason: finish }], usage: null });
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  response.write(delta({ role: 'assistant', content: '' }));
+  if (reply.content !== undefined) response.write(delta({ content: reply.content }));
+  for (const call of toolCalls) response.write(delta({ tool_calls: [call] }));
+  response.write(delta({}, finishReason));
+  response.write(chunk({ choices: [], usage }));
+  response.end('data: [DONE]\n\n');
+}
+
+/** A chosen answer's content as a Responses object, or as its event stream (wire-formats.md §2.5). */
+function answerResponsesWith(response: ServerResponse, reply: UpstreamReply, body: Record<string, unknown>, count: number): void {
+  const text = reply.content ?? '';
+  const message = { id: `msg_upstream_${count}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
+  const final = {
+    id: `resp_upstream_${count}`,
+    object: 'response',
+    created_at: 1767225600,
+    status: 'completed',
+    model: String(body.model),
+    output: [message],
+    store: body.store ?? true,
+    usage: { input_tokens: 11, input_tokens_details: { cached_tokens: 3 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 16 },
+    upstream_extra: 'kept',
+  };
+  if (body.stream !== true) {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(final));
+    return;
+  }
+  const snapshot = { ...final, status: 'in_progress', output: [], usage: null };
+  const reference = { item_id: message.id, output_index: 0, content_index: 0 };
+  const events: Array<Record<string, unknown>> = [
+    { type: 'response.created', response: snapshot },
+    { type: 'response.in_progress', response: snapshot },
+    { type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } },
+    { type: 'response.content_part.added', ...reference, part: { type: 'output_text', text: '', annotations: [] } },
+    { type: 'response.output_text.delta', ...reference, delta: text, logprobs: [] },
+    { type: 'response.output_text.done', ...reference, text, logprobs: [] },
+    { type: 'response.content_part.done', ...reference, part: message.content[0] },
+    { type: 'response.output_item.done', output_index: 0, item: message },
+    { type: 'response.completed', response: final },
+  ];
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  events.forEach((event, sequenceNumber) => response.write(`event: ${String(event.type)}\ndata: ${JSON.stringify({ ...event, sequence_number: sequenceNumber })}\n\n`));
+  response.end();
 }

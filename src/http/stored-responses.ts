@@ -1,0 +1,126 @@
+/**
+ * Responses `store` and `previous_response_id` for the creation handler (wire-formats.md §2.1,
+ * §3.1): a request that continues a stored response is expanded into the whole conversation
+ * (stored input items + stored output items + new input; the old `instructions` are not carried
+ * over), so any upstream can answer it; and a stored answer is saved with that conversation before
+ * its final event leaves, so a client that reads it back right after the stream never misses it.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { GatewayError } from '../errors/gateway-error.js';
+import { InvalidRequestError, type InputItem } from '../protocol/canonical.js';
+import { decodeInput } from '../protocol/responses/decode-input.js';
+import { encodeInputItems, outputItemsAsInputItems, type ResponsesInputItem } from '../protocol/responses/input-items.js';
+import type { Store } from '../store/store.js';
+import type { DecodedBody } from './surfaces.js';
+
+export interface ExpandedConversation {
+  /** The decoded body whose canonical input now holds the earlier turns before the new input. */
+  decoded: DecodedBody;
+  /** The same conversation as Responses input items with ids: what a stored answer keeps. */
+  inputItems: ResponsesInputItem[];
+}
+
+/**
+ * Resolves `previous_response_id` among this account's stored responses; another account's is
+ * not found, exactly like an unknown id (OpenAI's 400 `previous_response_not_found`).
+ */
+export async function expandConversation(store: Store, accountId: string, decoded: DecodedBody): Promise<ExpandedConversation> {
+  const newItems = (): ResponsesInputItem[] => (decoded.store ? encodeInputItems(decoded.request.input) : []);
+  const previousId = decoded.previousResponseId;
+  if (previousId === null) return { decoded, inputItems: newItems() };
+  const previous = await store.findResponse(previousId, accountId);
+  if (previous === undefined) {
+    throw new GatewayError('invalid_request', {
+      message: `Previous response with id '${previousId}' not found.`,
+      param: 'previous_response_id',
+      code: 'previous_response_not_found',
+    });
+  }
+  const earlierItems = [...previous.inputItems, ...outputItemsAsInputItems(previous.response.output)];
+  const request = { ...decoded.request, input: [...decodeStoredItems(earlierItems, previousId), ...decoded.request.input] };
+  return { decoded: { ...decoded, request }, inputItems: decoded.store ? [...earlierItems, ...newItems()] : [] };
+}
+
+/** Stored items were valid input when saved; one that no longer decodes is our fault, not the client's. */
+function decodeStoredItems(items: ResponsesInputItem[], responseId: string): InputItem[] {
+  if (items.length === 0) return [];
+  try {
+    return decodeInput(items);
+  } catch (error) {
+    if (!(error instanceof InvalidRequestError)) throw error;
+    throw new Error(`stored response ${responseId} has an unreadable item at ${error.param ?? '?'}: ${error.message}`, { cause: error });
+  }
+}
+
+/** Saves the final response object. Never throws: a failed save is logged and the answer still goes out. */
+export type KeepResponse = (response: Record<string, unknown>) => Promise<void>;
+
+export const KEEP_NOTHING: KeepResponse = async () => {};
+
+export interface KeeperOptions {
+  store: Store;
+  accountId: string;
+  inputItems: ResponsesInputItem[];
+  now: () => number;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * The keeper for one stored answer. The answer is delivered even when saving fails: the client has
+ * paid for it, and a later GET answering 404 is the smaller harm; the operator sees the error.
+ */
+export function createResponseKeeper(options: KeeperOptions): KeepResponse {
+  let kept = false;
+  return async (response) => {
+    if (kept) return;
+    kept = true;
+    const id = response.id;
+    if (typeof id !== 'string' || id === '') {
+      options.log.warn('not storing a response without an id');
+      return;
+    }
+    try {
+      await options.store.saveResponse({
+        id,
+        accountId: options.accountId,
+        response,
+        inputItems: options.inputItems,
+        createdAt: new Date(options.now()),
+      });
+    } catch (error) {
+      options.log.error({ err: error, responseId: id }, 'storing the response failed');
+    }
+  };
+}
+
+const TERMINAL_EVENT = /^event: response\.(completed|incomplete|failed)\n/;
+
+/**
+ * The final response object carried by a passed-through Responses SSE frame, when the frame is the
+ * terminal event (`response.completed`, `.incomplete` or `.failed`); undefined for any other frame.
+ * Only terminal frames are parsed, so the stream is not decoded twice.
+ */
+export function terminalResponse(sse: string): Record<string, unknown> | undefined {
+  if (!TERMINAL_EVENT.test(sse)) return undefined;
+  const data = sse
+    .split('\n')
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice('data:'.length).replace(/^ /, ''))
+    .join('\n');
+  let payload: unknown;
+  try {
+    payload = JSON.parse(data) as unknown;
+  } catch {
+    return undefined;
+  }
+  return isObject(payload) && isObject(payload.response) ? payload.response : undefined;
+}
+
+/** A passed-through non-stream Responses body, when it is a response object worth keeping. */
+export function passthroughResponse(body: Record<string, unknown>): Record<string, unknown> | undefined {
+  return body.object === 'response' && typeof body.id === 'string' ? body : undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

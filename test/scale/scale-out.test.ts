@@ -1,0 +1,173 @@
+/**
+ * Every guarantee of the core across processes: three instances on one PostgreSQL and Redis, and
+ * `serve --workers 2` on SQLite. A shared limit admits exactly N; concurrent requests never spend
+ * more than the balance and each admitted one is charged once; a key disabled through one process
+ * is refused by all within a second; an instance killed mid-stream leaves no hold behind after
+ * expiry and no double charge.
+ */
+import { execFile } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/admin/accounts.js';
+import { createKey } from '../../src/admin/keys.js';
+import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
+import { decodeChatRequest } from '../../src/protocol/chat-completions/decode-request.js';
+import { estimateInputTokens } from '../../src/protocol/tokens.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { testCatalog } from '../support/catalog.js';
+import { createTestDatabase, postgresUrl, redisUrl, type TestDatabase } from '../support/databases.js';
+import { startGatewayProcess, writeCatalog, type GatewayProcess } from '../support/gateway-process.js';
+
+const run = promisify(execFile);
+const MAIN = join(resolve(import.meta.dirname, '../..'), 'dist/cli/main.js');
+const OUTPUT_PRICE = usdToNanos('4');
+const INPUT_PRICE = usdToNanos('1');
+const HOLD_TTL_SECONDS = 3;
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+}
+
+function post(base: string, secret: string, body: object): Promise<Response> {
+  return fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+interface Setup {
+  name: string;
+  enabled: boolean;
+  skipReason: string;
+  engine: 'sqlite' | 'postgres';
+  /** Starts the processes; returns the base URLs to spread requests over. */
+  start(env: Record<string, string>): Promise<GatewayProcess[]>;
+  extraEnv: Record<string, string>;
+}
+
+const setups: Setup[] = [
+  {
+    name: 'three instances on PostgreSQL and Redis',
+    enabled: Boolean(postgresUrl && redisUrl),
+    skipReason: 'set TOLLGATE_TEST_POSTGRES_URL and TOLLGATE_TEST_REDIS_URL to run it',
+    engine: 'postgres',
+    extraEnv: redisUrl ? { TOLLGATE_REDIS_URL: redisUrl } : {},
+    start: (env) => Promise.all([0, 1, 2].map(() => startGatewayProcess(env))),
+  },
+  {
+    name: 'serve --workers 2 on SQLite',
+    enabled: true,
+    skipReason: '',
+    engine: 'sqlite',
+    extraEnv: {},
+    start: async (env) => [await startGatewayProcess(env, ['--workers', '2'])],
+  },
+];
+
+for (const setup of setups) {
+  if (!setup.enabled) console.info(`scale-out suite "${setup.name}" skipped: ${setup.skipReason}.`);
+
+  describe.skipIf(!setup.enabled)(setup.name, () => {
+    let database: TestDatabase;
+    let store: Store;
+    let processes: GatewayProcess[];
+    let env: Record<string, string>;
+    const bases = () => processes.map((process) => process.baseUrl);
+
+    beforeAll(async () => {
+      database = await createTestDatabase(setup.engine);
+      store = await openStore(database.url);
+      const catalog = { ...(testCatalog() as Record<string, unknown>), billing: { hold_ttl_seconds: HOLD_TTL_SECONDS } };
+      env = { TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: writeCatalog(catalog), ...setup.extraEnv };
+      processes = await setup.start(env);
+    }, 60_000);
+
+    afterAll(async () => {
+      await Promise.all((processes ?? []).map((process) => process.stop()));
+      await store?.close();
+      await database?.drop();
+    }, 60_000);
+
+    async function newKey(balanceUsd: string, requestsPerWindow?: number) {
+      const account = await createAccount(store, { name: `scale-${Math.random().toString(36).slice(2)}`, balanceUsd });
+      const created = await createKey(store, { accountRef: account.id, ...(requestsPerWindow ? { requestsPerWindow } : {}) });
+      return { accountId: account.id, keyId: created.key.id, secret: created.secret };
+    }
+
+    it('a shared limit of N requests per window admits exactly N across them', async () => {
+      const { secret } = await newKey('5', 12);
+      const body = { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'count me' }], max_tokens: 20 };
+      const responses = await Promise.all(Array.from({ length: 30 }, (_, index) => post(bases()[index % bases().length]!, secret, body)));
+      await Promise.all(responses.map((response) => response.text()));
+      const statuses = responses.map((response) => response.status);
+      expect(statuses.filter((status) => status === 200)).toHaveLength(12);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(18);
+    });
+
+    it('60 concurrent requests on a balance that covers 10: never below zero, one charge each', async () => {
+      const body = { model: 'slow-model', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 100 };
+      const hold = costOfTokens(estimateInputTokens(decodeChatRequest(body).request), INPUT_PRICE) + costOfTokens(100, OUTPUT_PRICE);
+      const { accountId, secret } = await newKey('0');
+      await store.credit(accountId, hold * 10n, 'ten holds');
+      const responses = await Promise.all(Array.from({ length: 60 }, (_, index) => post(bases()[index % bases().length]!, secret, body)));
+      await Promise.all(responses.map((response) => response.text()));
+      const admitted = responses.filter((response) => response.status === 200).map((response) => response.headers.get('x-request-id'));
+      expect(responses.every((response) => response.status === 200 || response.status === 403)).toBe(true);
+      expect(admitted.length).toBeGreaterThanOrEqual(10);
+      await waitFor(async () => (await store.countOpenHolds(accountId)) === 0, 10_000);
+      const ledger = await store.listLedger(accountId);
+      const charges = ledger.filter((entry) => entry.kind === 'charge');
+      const credits = ledger.filter((entry) => entry.kind === 'credit').reduce((sum, entry) => sum + entry.amountNanos, 0n);
+      const account = (await store.findAccount(accountId))!;
+      expect(account.balanceNanos).toBeGreaterThanOrEqual(0n);
+      expect(account.balanceNanos).toBe(credits - charges.reduce((sum, entry) => sum + entry.amountNanos, 0n));
+      expect(charges.map((charge) => charge.requestId).sort()).toEqual([...admitted].sort());
+    }, 30_000);
+
+    it('a key disabled through one process is refused by all within a second', async () => {
+      const { keyId, secret } = await newKey('1');
+      const body = { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 20 };
+      for (const base of bases()) expect((await post(base, secret, body)).status).toBe(200);
+      await run(process.execPath, [MAIN, 'keys', 'disable', keyId], { env: { ...process.env, ...env } });
+      await sleep(1000);
+      const after = await Promise.all(Array.from({ length: 8 }, (_, index) => post(bases()[index % bases().length]!, secret, body)));
+      expect(after.map((response) => response.status)).toEqual(Array(8).fill(401));
+    }, 20_000);
+
+    it('killing a process mid-stream leaves no hold after expiry and no double charge', async () => {
+      const { accountId, secret } = await newKey('1');
+      const victim = processes[0]!;
+      const response = await post(victim.baseUrl, secret, { model: 'slow-model', messages: [{ role: 'user', content: 'long' }], stream: true });
+      const reader = response.body!.getReader();
+      await reader.read();
+      expect(await store.countOpenHolds(accountId)).toBe(1);
+      const requestId = response.headers.get('x-request-id');
+      if (processes.length > 1) {
+        await victim.kill();
+      } else {
+        // With workers, kill the workers (the primary replaces them).
+        await run('pkill', ['-KILL', '-P', String(victim.child.pid)]).catch(() => undefined);
+      }
+      await reader.read().catch(() => undefined);
+      await waitFor(async () => (await store.countOpenHolds(accountId)) === 0, (HOLD_TTL_SECONDS + 20) * 1000);
+      const charges = (await store.listLedger(accountId)).filter((entry) => entry.kind === 'charge' && entry.requestId === requestId);
+      expect(charges.length).toBeLessThanOrEqual(1);
+      const account = (await store.findAccount(accountId))!;
+      expect(account.reservedNanos).toBe(0n);
+      if (processes.length > 1) processes[0] = await startGatewayProcess(env);
+      else {
+        // The replaced workers serve again.
+        await waitFor(async () => (await fetch(`${victim.baseUrl}/healthz`).catch(() => undefined))?.status === 200, 10_000);
+      }
+    }, 40_000);
+  });
+}
