@@ -40,6 +40,8 @@ export interface KyselyStoreParts {
   migrate: () => Promise<void>;
   /** The clock for `created_at` columns; tests pass a fixed one. */
   now: () => Date;
+  /** Releases what Kysely does not: it destroys only a driver it has started. */
+  afterClose?: () => void;
 }
 
 /** Columns of `api_keys` read into a record, prefixed so they can share a row with an account. */
@@ -64,12 +66,15 @@ export class KyselyStore implements Store {
   private readonly applyMigrations: () => Promise<void>;
   private readonly now: () => Date;
 
+  private readonly afterClose: () => void;
+
   constructor(parts: KyselyStoreParts) {
     this.db = parts.db;
     this.engine = parts.engine;
     this.transact = parts.transact;
     this.applyMigrations = parts.migrate;
     this.now = parts.now;
+    this.afterClose = parts.afterClose ?? (() => undefined);
   }
 
   migrate(): Promise<void> {
@@ -78,6 +83,7 @@ export class KyselyStore implements Store {
 
   async close(): Promise<void> {
     await this.db.destroy();
+    this.afterClose();
   }
 
   async createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }): Promise<AccountRecord> {

@@ -93,3 +93,16 @@ describe('openStore on PostgreSQL', () => {
     await expect(openStore('postgres://nobody@127.0.0.1:1/none')).rejects.toThrow(/ECONNREFUSED|connect/);
   });
 });
+
+describe('closing', () => {
+  it('a SQLite store closed before its first query is really closed', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tollgate-close-'));
+    try {
+      const store = await openStore(`sqlite:${join(folder, 'x.db')}`, { migrate: false });
+      await store.close();
+      await expect(store.listAccounts()).rejects.toThrow();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -66,7 +66,11 @@ function openSqliteStore(filename: string, now: () => Date): KyselyStore {
   const transact: Transact = (work) => sqliteImmediateTransaction(db, work);
   // An in-memory database is private to this connection, so there is no one to lock out.
   const migrate = filename === MEMORY_PATH ? () => migrateToLatest(db, 'sqlite') : () => migrateSqliteFile(filename);
-  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now });
+  // A store closed before its first query would otherwise leave the connection open (and usable).
+  const afterClose = () => {
+    if (connection.open) connection.close();
+  };
+  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now, afterClose });
 }
 
 function openPostgresStore(connectionString: string, now: () => Date): KyselyStore {
@@ -84,6 +88,10 @@ function openPostgresStore(connectionString: string, now: () => Date): KyselySto
   // here; without a listener Node would treat it as an uncaught error and end the process. The
   // pool has already dropped that client, and the next query opens a new one or fails on its own.
   pool.on('error', () => undefined);
+  // A client checked out when its connection drops (between two statements of a transaction)
+  // emits on itself, not on the pool; the statement in progress, or the next one, fails and its
+  // error reaches the caller, so the event needs only a listener.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const transact: Transact = (work) => db.transaction().execute(work);
   return new KyselyStore({ db, engine: 'postgres', transact, migrate: () => migrateToLatest(db, 'postgres'), now });
