@@ -3,6 +3,8 @@
  * Nobody else switches on provider types.
  */
 import type { ProviderConfig } from '../config/schema.js';
+import { createAnthropicProvider } from './anthropic/anthropic-provider.js';
+import { createGeminiProvider } from './gemini/gemini-provider.js';
 import { createOpenAIProvider } from './openai/openai-provider.js';
 import type { Provider } from './provider.js';
 import { createSimulatedProvider } from './simulated/simulated-provider.js';
@@ -16,6 +18,12 @@ export function createProviders(configs: readonly ProviderConfig[], env: Readonl
         break;
       case 'openai':
         providers.set(config.name, createOpenAIProvider(config, env));
+        break;
+      case 'anthropic':
+        providers.set(config.name, createAnthropicProvider(config, env));
+        break;
+      case 'gemini':
+        providers.set(config.name, createGeminiProvider(config, env));
         break;
     }
   }

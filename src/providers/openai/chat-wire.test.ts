@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CanonicalRequest } from '../../protocol/canonical.js';
 import { ChatChunkReader, ChatStreamTranslator, chatCompletionEvents, toChatBody } from './chat-wire.js';
-import { UnreadableStreamError } from './stream-translator.js';
+import { UnreadableStreamError } from '../shared/stream-translator.js';
 
 const CALL = { upstreamModel: 'gpt-4.1-mini', maxOutputTokens: 256 };
 

@@ -9,7 +9,7 @@ import type { CanonicalEvent, CanonicalRequest, ContentPart, FinishReason, Input
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
-import { UnreadableStreamError, type StreamTranslator } from './stream-translator.js';
+import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 
 type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
 

@@ -1,11 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OpenAIProviderConfig } from '../../config/schema.js';
 import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
 import { UpstreamError, type Provider, type ProviderCall } from '../provider.js';
+import { collect, expectNoSecrets, providerTestKit, upstreamFailure } from '../../../test/support/provider-test-kit.js';
 import { createOpenAIProvider } from './openai-provider.js';
-import { firstEvents, fixture, json, sse, sseThen, startUpstreamDouble, type Answer, type UpstreamDouble } from './__fixtures__/upstream-double.js';
+import { firstEvents, json, sse, sseThen, type UpstreamDouble } from '../../../test/support/upstream-double.js';
+import { fixture } from './__fixtures__/fixtures.js';
 
 const SECRET = 'sk-proj-T0llgateUpstreamSecret8c1f';
 const KEY_ENV = 'TOLLGATE_TEST_OPENAI_KEY';
@@ -24,16 +26,8 @@ const REQUEST: CanonicalRequest = {
   stream: true,
 };
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function upstream(answer: Answer): Promise<UpstreamDouble> {
-  const double = await startUpstreamDouble(answer);
-  cleanups.push(() => double.close());
-  return double;
-}
+const kit = providerTestKit();
+const upstream = kit.upstream;
 
 function provider(double: UpstreamDouble | string, overrides: Partial<OpenAIProviderConfig> = {}): Provider {
   const config: OpenAIProviderConfig = {
@@ -46,35 +40,16 @@ function provider(double: UpstreamDouble | string, overrides: Partial<OpenAIProv
     ...overrides,
   };
   const created = createOpenAIProvider(config, ENV);
-  cleanups.push(async () => {
-    await created.close?.();
-  });
-  return created;
+  return kit.track(created);
 }
 
 function call(overrides: Partial<ProviderCall> = {}): ProviderCall {
   return { upstreamModel: UPSTREAM_MODEL, maxOutputTokens: 1_000, signal: new AbortController().signal, requestId: 'req_tollgate_0001', ...overrides };
 }
 
-async function collect(events: AsyncIterable<CanonicalEvent>): Promise<CanonicalEvent[]> {
-  const collected: CanonicalEvent[] = [];
-  for await (const event of events) collected.push(event);
-  return collected;
-}
 
-async function upstreamFailure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
-
-function expectNoSecrets(text: string | undefined, double: UpstreamDouble): void {
-  expect(text ?? '').not.toContain(SECRET);
-  expect(text ?? '').not.toContain(double.baseUrl);
-  expect(text ?? '').not.toContain('127.0.0.1');
+function expectNoLeak(text: string | undefined, double: UpstreamDouble): void {
+  expectNoSecrets(text, [SECRET, double.baseUrl]);
 }
 
 describe('createOpenAIProvider: canonical stream over Chat Completions', () => {
@@ -163,10 +138,10 @@ describe('createOpenAIProvider: failures before the 200', () => {
     expect(error.status).toBe(400);
     expect(error.failoverable).toBe(false);
     expect(error.clientMessage).toContain("Unsupported value: 'temperature' does not support 0.2");
-    expectNoSecrets(error.clientMessage, double);
+    expectNoLeak(error.clientMessage, double);
     expect(error.message).toContain('400');
     expect(error.message).toContain('openai-primary');
-    expectNoSecrets(error.message, double);
+    expectNoLeak(error.message, double);
   });
 
   it('maps a 401 to a credentials error that never repeats the key', async () => {
@@ -178,7 +153,7 @@ describe('createOpenAIProvider: failures before the 200', () => {
     expect(error.clientMessage).toBeUndefined();
     expect(error.failoverable).toBe(true);
     expect(error.message).toContain('Incorrect API key provided: [redacted]');
-    expectNoSecrets(error.message, double);
+    expectNoLeak(error.message, double);
   });
 
   it('maps a 403 to a credentials error', async () => {
@@ -308,7 +283,7 @@ describe('createOpenAIProvider: failures after the 200', () => {
     const last = events.at(-1);
     expect(last).toMatchObject({ type: 'error', code: 'upstream_error' });
     expect(last?.type === 'error' ? last.message : '').toContain('Upstream overloaded');
-    expectNoSecrets(last?.type === 'error' ? last.message : '', double);
+    expectNoLeak(last?.type === 'error' ? last.message : '', double);
   });
 
   it('finishes normally when the body ends after the finish chunk', async () => {

@@ -2,36 +2,54 @@
  * The provider for OpenAI and OpenAI-compatible upstreams. The canonical path speaks Chat
  * Completions (the dialect every compatible server knows), or Responses when that is all the
  * upstream speaks; same-protocol calls are passed through.
+ * Headers and errors: https://platform.openai.com/docs/api-reference/authentication,
+ * https://platform.openai.com/docs/guides/error-codes (wire-formats.md §6).
  */
 import type { CanonicalEvent, CanonicalRequest, Surface } from '../../protocol/canonical.js';
 import type { OpenAIProviderConfig } from '../../config/schema.js';
 import { UpstreamError, type PassthroughCall, type PassthroughResult, type Provider, type ProviderCall } from '../provider.js';
-import { streamCanonical } from './canonical-stream.js';
-import { ChatStreamTranslator, chatCompletionEvents, toChatBody } from './chat-wire.js';
-import { UpstreamHttpClient } from './http-client.js';
+import { streamCanonical } from '../shared/canonical-stream.js';
+import { readMessageErrorBody } from '../shared/error-body.js';
+import { createUpstreamHttpClient } from '../shared/upstream-http.js';
+import { ChatStreamTranslator, chatCompletionEvents, inBandErrorMessage, toChatBody } from './chat-wire.js';
 import { runPassthrough } from './passthrough.js';
 import { ResponsesStreamTranslator, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
 
 /**
- * Builds the provider. `env` supplies the secret named by `config.api_key_env`; a name that is
- * configured but unset is a startup error (a missing secret would otherwise surface as 401s on
- * live traffic). The secret never appears in any message.
+ * Builds the provider. `env` supplies the secret named by `config.api_key_env` (sent as a bearer
+ * token); a name that is configured but unset is a startup error (a missing secret would otherwise
+ * surface as 401s on live traffic). The secret never appears in any message.
  */
 export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly<Record<string, string | undefined>>): Provider {
-  const secret = resolveSecret(config, env);
-  const client = new UpstreamHttpClient({ providerName: config.name, baseUrl: config.base_url, secret, timeouts: config.timeouts });
+  const client = createUpstreamHttpClient('openai', config, env, {
+    authHeaders: (secret) => ({ authorization: `Bearer ${secret}` }),
+    readErrorBody: readMessageErrorBody,
+  });
 
   const speaksNatively = (surface: Surface): boolean =>
     surface === 'chat-completions' ? config.api === 'chat' || config.api === 'both' : config.api === 'responses' || config.api === 'both';
+
+  /** A whole JSON answer to a stream request: an error object in it fails over, like a 5xx. */
+  const wholeBody =
+    (toEvents: (body: Record<string, unknown>) => CanonicalEvent[]) =>
+    (text: string): CanonicalEvent[] => {
+      const json = client.parseJsonObject(text);
+      if (json.error !== undefined && json.error !== null) {
+        throw client.failure('protocol', `upstream answered 200 with an error: ${inBandErrorMessage(json.error)}`);
+      }
+      return toEvents(json);
+    };
 
   return {
     name: config.name,
 
     stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> {
       if (config.api === 'responses') {
-        return streamCanonical(client, { path: '/responses', body: toResponsesBody(request, call), translator: new ResponsesStreamTranslator(), jsonEvents: responsesObjectEvents }, call);
+        const route = { path: '/responses', body: toResponsesBody(request, call), translator: new ResponsesStreamTranslator(), wholeBody: wholeBody(responsesObjectEvents) };
+        return streamCanonical(client, route, call);
       }
-      return streamCanonical(client, { path: '/chat/completions', body: toChatBody(request, call), translator: new ChatStreamTranslator(), jsonEvents: chatCompletionEvents }, call);
+      const route = { path: '/chat/completions', body: toChatBody(request, call), translator: new ChatStreamTranslator(), wholeBody: wholeBody(chatCompletionEvents) };
+      return streamCanonical(client, route, call);
     },
 
     async passthrough(call: PassthroughCall): Promise<PassthroughResult> {
@@ -45,13 +63,4 @@ export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly
 
     close: () => client.close(),
   };
-}
-
-function resolveSecret(config: OpenAIProviderConfig, env: Readonly<Record<string, string | undefined>>): string | undefined {
-  if (config.api_key_env === undefined) return undefined;
-  const secret = env[config.api_key_env];
-  if (secret === undefined || secret.trim() === '') {
-    throw new Error(`openai provider "${config.name}": environment variable ${config.api_key_env} (its API key) is not set`);
-  }
-  return secret.trim();
 }

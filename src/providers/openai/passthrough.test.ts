@@ -1,34 +1,29 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OpenAIProviderConfig } from '../../config/schema.js';
 import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { UpstreamError, type PassthroughCall, type PassthroughFrame, type PassthroughResult, type Provider } from '../provider.js';
 import { createOpenAIProvider } from './openai-provider.js';
 import { prepareChatBody, prepareResponsesBody } from './passthrough.js';
-import { firstEvents, fixture, json, sse, sseThen, startUpstreamDouble, type Answer, type UpstreamDouble } from './__fixtures__/upstream-double.js';
+import { providerTestKit } from '../../../test/support/provider-test-kit.js';
+import { firstEvents, json, sse, sseThen, type Answer, type UpstreamDouble } from '../../../test/support/upstream-double.js';
+import { fixture } from './__fixtures__/fixtures.js';
 
 const SECRET = 'sk-proj-PassthroughSecret77aa';
 const KEY_ENV = 'TOLLGATE_TEST_OPENAI_KEY';
 const UPSTREAM_MODEL = 'gpt-4.1-mini-2025-04-14';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = providerTestKit();
 
 // Long enough that a connection left open would outlive the test (which then times out and fails).
 const LONG_IDLE = 60_000;
 
 async function setup(answer: Answer, api: OpenAIProviderConfig['api'] = 'both', idleMs = 2_000): Promise<{ double: UpstreamDouble; provider: Provider }> {
-  const double = await startUpstreamDouble(answer);
-  cleanups.push(() => double.close());
+  const double = await kit.upstream(answer);
   const provider = createOpenAIProvider(
     { name: 'openai-primary', type: 'openai', base_url: double.baseUrl, api_key_env: KEY_ENV, api, timeouts: { connect_ms: 1_000, first_byte_ms: 2_000, idle_ms: idleMs } },
     { [KEY_ENV]: SECRET },
   );
-  cleanups.push(async () => {
-    await provider.close?.();
-  });
-  return { double, provider };
+  return { double, provider: kit.track(provider) };
 }
 
 function chatCall(overrides: Partial<PassthroughCall> = {}): PassthroughCall {

@@ -8,11 +8,13 @@ import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import { decodeSse } from '../../lib/sse-decoder.js';
 import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../provider.js';
+import { CUT_SHORT } from '../shared/canonical-stream.js';
+import type { Redactor } from '../shared/redaction.js';
+import { UnreadableStreamError } from '../shared/stream-translator.js';
+import { describeStreamFailure } from '../shared/transport-failure.js';
+import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
 import { ChatChunkReader, chatCompletionEvents, inBandErrorMessage } from './chat-wire.js';
-import { describeStreamFailure, type UpstreamBody, type UpstreamHttpClient } from './http-client.js';
-import type { Redactor } from './redaction.js';
 import { ResponsesEventReader, responsesObjectEvents } from './responses-wire.js';
-import { UnreadableStreamError } from './stream-translator.js';
 
 type BodyCall = Pick<PassthroughCall, 'body' | 'upstreamModel' | 'maxOutputTokens' | 'stream'>;
 
@@ -73,7 +75,6 @@ export async function runPassthrough(client: UpstreamHttpClient, call: Passthrou
 }
 
 const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [] });
-const CUT_SHORT = 'The upstream closed the stream before the answer was complete.';
 
 /** Chat chunks → frames. The upstream's text is forwarded byte for byte (model name included). */
 async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact: Redactor): AsyncGenerator<PassthroughFrame> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { ResponsesEventReader, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
-import { UnreadableStreamError } from './stream-translator.js';
+import { UnreadableStreamError } from '../shared/stream-translator.js';
 
 describe('toResponsesBody', () => {
   it('maps items, flat tools, a named tool choice, effort and format', () => {

@@ -11,7 +11,7 @@ import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { inBandErrorMessage } from './chat-wire.js';
-import { UnreadableStreamError, type StreamTranslator } from './stream-translator.js';
+import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 
 /** Builds a Responses body for a canonical request (the inverse of wire-formats.md §3.1). */
 export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): Record<string, unknown> {

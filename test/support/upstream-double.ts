@@ -1,8 +1,9 @@
 /**
- * A real HTTP server on 127.0.0.1 that plays an OpenAI upstream for tests: it records what it
- * received and answers with the recorded wire captures of this folder. Test-only code.
+ * A real HTTP server on 127.0.0.1 that plays an upstream for provider tests, whatever its wire
+ * format: it serves any path, records what it received and whether the connection closed before
+ * its answer was finished, and answers with whatever the test gives it (typically a recorded wire
+ * capture from a provider's `__fixtures__` folder). Test-only code.
  */
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -28,16 +29,6 @@ export interface UpstreamDouble {
   /** Replaces the answer for the following requests. */
   answer(handler: Answer): void;
   close(): Promise<void>;
-}
-
-const FIXTURES = new URL('./', import.meta.url);
-
-/** A fixture's text, with `{{BASE_URL}}` and `{{API_KEY}}` filled in when given. */
-export function fixture(name: string, fill: { baseUrl?: string; apiKey?: string } = {}): string {
-  let text = readFileSync(new URL(name, FIXTURES), 'utf8');
-  if (fill.baseUrl !== undefined) text = text.replaceAll('{{BASE_URL}}', fill.baseUrl);
-  if (fill.apiKey !== undefined) text = text.replaceAll('{{API_KEY}}', fill.apiKey);
-  return text;
 }
 
 export async function startUpstreamDouble(initial: Answer): Promise<UpstreamDouble> {
@@ -118,7 +109,10 @@ export function sseThen(head: string, then: (response: ServerResponse) => void):
   };
 }
 
-/** The first `count` SSE events of a capture (each ends with a blank line). */
+/**
+ * The first `count` SSE events of a capture, byte for byte: each ends with a blank line, whatever
+ * the line ends (Gemini sends CRLF).
+ */
 export function firstEvents(text: string, count: number): string {
-  return text.split('\n\n').slice(0, count).map((event) => `${event}\n\n`).join('');
+  return (text.match(/[\s\S]*?(?:\r\n\r\n|\n\n)/g) ?? []).slice(0, count).join('');
 }

@@ -1,26 +1,33 @@
 /**
- * The canonical path's stream driver: POST, wait for the 200, then translate the upstream's SSE
- * stream into canonical events, ending every stream with either `finish` or one `error` event.
- * Leaving the iteration early aborts the upstream request, so the upstream sees the connection
- * close and stops generating (and billing us).
+ * The canonical path's stream driver, the same for every HTTP provider: POST, wait for the 200,
+ * then translate the upstream's SSE stream into canonical events, ending every stream with either
+ * `finish` or one `error` event. Leaving the iteration early aborts the upstream request, so the
+ * upstream sees the connection close and stops generating (and billing us).
  */
 import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { decodeSse } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
-import { inBandErrorMessage } from './chat-wire.js';
-import { describeStreamFailure, type UpstreamHttpClient } from './http-client.js';
 import { UnreadableStreamError, type StreamTranslator } from './stream-translator.js';
+import { describeStreamFailure } from './transport-failure.js';
+import type { UpstreamHttpClient } from './upstream-http.js';
 
+/** What one canonical call sends, and how its answer is read. */
 export interface CanonicalRoute {
-  /** Path under the base address, e.g. `/chat/completions`. */
+  /** Path under the base address (query included), e.g. `/chat/completions`. */
   path: string;
   body: unknown;
+  /** Reads the SSE stream; one instance per call. */
   translator: StreamTranslator;
-  /** Events of a whole JSON answer, for upstreams that ignore `stream: true`. */
-  jsonEvents: (body: Record<string, unknown>) => CanonicalEvent[];
+  /**
+   * The events of a whole answer body, for upstreams that answer `application/json` although asked
+   * to stream. Runs before `response-start`: an `UpstreamError` thrown here (an error object sent
+   * with the 200, say) still lets the router fail over, and so does `UnreadableStreamError`.
+   */
+  wholeBody: (text: string) => CanonicalEvent[];
 }
 
-const CUT_SHORT = 'The upstream closed the stream before the answer was complete.';
+/** The message of the `error` event for a body that ended before the answer was whole. */
+export const CUT_SHORT = 'The upstream closed the stream before the answer was complete.';
 
 export async function* streamCanonical(client: UpstreamHttpClient, route: CanonicalRoute, call: ProviderCall): AsyncGenerator<CanonicalEvent> {
   const controller = new AbortController();
@@ -30,13 +37,11 @@ export async function* streamCanonical(client: UpstreamHttpClient, route: Canoni
   let bodyFinished = false;
   try {
     if (response.mediaType === 'application/json') {
-      const json = await client.readJsonObject(response, signal);
+      const text = await client.readWholeBody(response, signal);
       bodyFinished = true;
-      if (json.error !== undefined && json.error !== null) {
-        throw client.failure('protocol', `upstream answered 200 with an error: ${inBandErrorMessage(json.error)}`);
-      }
+      const events = wholeBodyEvents(client, route, text);
       yield { type: 'response-start', upstreamModel: call.upstreamModel };
-      yield* redactErrors(route.jsonEvents(json), client);
+      for (const event of events) yield cleaned(client, event);
       return;
     }
 
@@ -49,7 +54,7 @@ export async function* streamCanonical(client: UpstreamHttpClient, route: Canoni
         if (translator.complete) continue;
         for (const event of translator.translate(sse)) {
           if (event.type === 'error') {
-            yield { ...event, message: client.redact(event.message) };
+            yield cleaned(client, event);
             return;
           }
           yield event;
@@ -74,6 +79,16 @@ export async function* streamCanonical(client: UpstreamHttpClient, route: Canoni
   }
 }
 
-function* redactErrors(events: CanonicalEvent[], client: UpstreamHttpClient): Generator<CanonicalEvent> {
-  for (const event of events) yield event.type === 'error' ? { ...event, message: client.redact(event.message) } : event;
+function wholeBodyEvents(client: UpstreamHttpClient, route: CanonicalRoute, text: string): CanonicalEvent[] {
+  try {
+    return route.wholeBody(text);
+  } catch (error) {
+    if (!(error instanceof UnreadableStreamError)) throw error;
+    throw client.failure('protocol', error.message, { cause: error });
+  }
+}
+
+/** Upstream error texts go out redacted and cut to length: upstreams echo addresses and keys. */
+function cleaned(client: UpstreamHttpClient, event: CanonicalEvent): CanonicalEvent {
+  return event.type === 'error' ? { ...event, message: client.safeText(event.message) } : event;
 }

@@ -1,0 +1,52 @@
+/**
+ * The provider for Anthropic's Messages API (and compatible upstreams). Neither client surface is
+ * spoken natively, so every request goes through the canonical path: canonical request → Messages
+ * body, Messages stream → canonical events.
+ * Headers: https://docs.anthropic.com/en/api/versioning; errors: https://docs.anthropic.com/en/api/errors
+ * (wire-formats.md §4.1, §4.5).
+ */
+import type { AnthropicProviderConfig } from '../../config/schema.js';
+import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
+import type { Provider, ProviderCall } from '../provider.js';
+import { streamCanonical } from '../shared/canonical-stream.js';
+import { readMessageErrorBody } from '../shared/error-body.js';
+import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
+import { toMessagesBody } from './messages-request.js';
+import { MessagesStreamTranslator, messageObjectEvents } from './messages-stream.js';
+
+/**
+ * Builds the provider. `env` supplies the secret named by `config.api_key_env` (sent as
+ * `x-api-key`); a name that is configured but unset is a startup error, since a missing secret
+ * would otherwise surface as 401s on live traffic. The secret never appears in any message.
+ */
+export function createAnthropicProvider(config: AnthropicProviderConfig, env: Readonly<Record<string, string | undefined>>): Provider {
+  const client = createUpstreamHttpClient('anthropic', config, env, {
+    authHeaders: (secret) => ({ 'x-api-key': secret }),
+    headers: { 'anthropic-version': config.version },
+    // Anthropic's body is {"type":"error","error":{"type","message"}}: the same `error.message` path as OpenAI's.
+    // 429, 529 (overloaded) and other 5xx are failoverable by their status (UpstreamError.failoverable).
+    readErrorBody: readMessageErrorBody,
+  });
+
+  return {
+    name: config.name,
+
+    stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> {
+      return streamMessages(client, request, call);
+    },
+
+    close: () => client.close(),
+  };
+}
+
+/** A generator, so that a request Anthropic cannot take is thrown on the first `next()`, where the router expects failures. */
+async function* streamMessages(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall): AsyncGenerator<CanonicalEvent> {
+  const route = {
+    path: '/messages',
+    body: toMessagesBody(request, call),
+    translator: new MessagesStreamTranslator(),
+    // A compatible upstream that ignored `stream: true` and sent a whole Message.
+    wholeBody: (text: string) => messageObjectEvents(client.parseJsonObject(text)),
+  };
+  yield* streamCanonical(client, route, call);
+}

@@ -1,0 +1,234 @@
+/**
+ * The canonical request turned into an Anthropic Messages request body (POST /messages).
+ * Vendor reference: https://docs.anthropic.com/en/api/messages (wire-formats.md §4.2, §4.6).
+ *
+ * Where Anthropic cannot say what the canonical request says, the choices are:
+ * - `function_call.arguments` that are not a JSON object become `input: {}`: the call already
+ *   happened, so refusing the whole conversation over a malformed echo helps nobody.
+ * - `responseFormat` has no native equivalent on every model: it becomes a closing system
+ *   instruction asking for JSON (matching the schema, for `json_schema`).
+ * - Reasoning effort becomes extended thinking with the budget table below, or no thinking at all
+ *   when Anthropic would refuse it (see `thinkingBudget`).
+ * - `temperature` is clamped to Anthropic's 0–1 range; with thinking on, neither it nor `top_p`
+ *   is sent (Anthropic refuses them then).
+ */
+import type { CanonicalRequest, ContentPart, InputItem, ReasoningEffort, ResponseFormat, ToolChoice } from '../../protocol/canonical.js';
+import { isRecord, parseJson } from '../../lib/json-value.js';
+import { UpstreamError, type ProviderCall } from '../provider.js';
+
+export type ImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: ImageSource }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_result'; tool_use_id: string; content: string };
+
+export interface MessageParam {
+  role: 'user' | 'assistant';
+  content: ContentBlock[];
+}
+
+export type AnthropicToolChoice =
+  | { type: 'auto' | 'any'; disable_parallel_tool_use?: true }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: true }
+  | { type: 'none' };
+
+/** The Messages request body the provider sends. */
+export interface MessagesRequestBody {
+  model: string;
+  max_tokens: number;
+  system?: Array<{ type: 'text'; text: string }>;
+  messages: MessageParam[];
+  tools?: Array<{ name: string; description?: string; input_schema: Record<string, unknown> }>;
+  tool_choice?: AnthropicToolChoice;
+  thinking?: { type: 'enabled'; budget_tokens: number };
+  temperature?: number;
+  top_p?: number;
+  stream: true;
+}
+
+/**
+ * Thinking budget per reasoning effort, in tokens. Low, medium and high follow wire-formats.md
+ * §4.6; xhigh and max continue the progression. The budget is further kept below `max_tokens`.
+ */
+export const THINKING_BUDGETS: Readonly<Record<ReasoningEffort, number>> = Object.freeze({
+  low: 2_048,
+  medium: 8_192,
+  high: 24_576,
+  xhigh: 32_768,
+  max: 65_536,
+});
+
+/** Anthropic's smallest accepted `budget_tokens`. */
+export const MIN_THINKING_BUDGET = 1_024;
+/** Output tokens kept free for the answer itself when the budget is cut to fit `max_tokens`. */
+export const ANSWER_RESERVE_TOKENS = 1_024;
+
+/** Image media types Anthropic accepts in a base64 source. */
+const BASE64_IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+
+/** Builds the Messages body for a canonical request. Throws a non-failoverable 400 `UpstreamError` for content Anthropic cannot take. */
+export function toMessagesBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): MessagesRequestBody {
+  const messages = toMessages(request.input);
+  const body: MessagesRequestBody = { model: call.upstreamModel, max_tokens: call.maxOutputTokens, messages, stream: true };
+
+  const system = systemBlocks(request);
+  if (system.length > 0) body.system = system;
+
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      input_schema: tool.parameters ?? { type: 'object', properties: {} },
+    }));
+    body.tool_choice = toToolChoice(request.toolChoice, request.parallelToolCalls === false);
+  }
+
+  const budget = thinkingBudget(request, messages, call.maxOutputTokens);
+  if (budget !== undefined) {
+    body.thinking = { type: 'enabled', budget_tokens: budget };
+  } else {
+    if (request.temperature !== undefined) body.temperature = Math.min(Math.max(request.temperature, 0), 1);
+    if (request.topP !== undefined) body.top_p = request.topP;
+  }
+  return body;
+}
+
+/**
+ * The thinking budget to send, or undefined for no thinking. None is sent when:
+ * - no effort was asked for;
+ * - the tool choice forces a tool (Anthropic refuses forced tool use with thinking; the client's
+ *   explicit tool choice wins over the effort hint);
+ * - the conversation is inside a tool loop (it ends with tool results): Anthropic then wants the
+ *   signed thinking blocks of the assistant turn back, which the canonical model does not carry;
+ * - `max_tokens` leaves no room for the smallest budget plus `ANSWER_RESERVE_TOKENS`.
+ */
+export function thinkingBudget(request: CanonicalRequest, messages: readonly MessageParam[], maxTokens: number): number | undefined {
+  if (request.reasoningEffort === undefined) return undefined;
+  const forcesTool = request.tools.length > 0 && (request.toolChoice === 'required' || typeof request.toolChoice === 'object');
+  if (forcesTool || endsInToolLoop(messages)) return undefined;
+  const budget = Math.min(THINKING_BUDGETS[request.reasoningEffort], maxTokens - ANSWER_RESERVE_TOKENS);
+  return budget >= MIN_THINKING_BUDGET ? budget : undefined;
+}
+
+function endsInToolLoop(messages: readonly MessageParam[]): boolean {
+  const last = messages.at(-1);
+  return last !== undefined && last.role === 'user' && last.content.some((block) => block.type === 'tool_result');
+}
+
+function systemBlocks(request: CanonicalRequest): Array<{ type: 'text'; text: string }> {
+  const texts: string[] = [];
+  if (request.instructions !== undefined) texts.push(request.instructions);
+  for (const item of request.input) {
+    // Anthropic's system prompt is text only; an image there has nowhere to go.
+    if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) texts.push(partsText(item.content));
+  }
+  if (request.responseFormat !== undefined) texts.push(responseFormatInstruction(request.responseFormat));
+  return texts.filter((text) => text !== '').map((text) => ({ type: 'text', text }));
+}
+
+/** The system instruction standing in for a response format; '' for plain text. */
+export function responseFormatInstruction(format: ResponseFormat): string {
+  switch (format.type) {
+    case 'text':
+      return '';
+    case 'json_object':
+      return 'Respond with a single JSON object only: no other text, no code fences.';
+    case 'json_schema': {
+      const about = format.description === undefined ? '' : ` (${format.description})`;
+      return `Respond with a single JSON value only, no other text and no code fences. It must match the JSON Schema "${format.name}"${about}:\n${JSON.stringify(format.schema)}`;
+    }
+  }
+}
+
+function toToolChoice(choice: ToolChoice, disableParallel: boolean): AnthropicToolChoice {
+  const parallel = disableParallel ? { disable_parallel_tool_use: true as const } : {};
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'auto') return { type: 'auto', ...parallel };
+  if (choice === 'required') return { type: 'any', ...parallel };
+  return { type: 'tool', name: choice.name, ...parallel };
+}
+
+/**
+ * The conversation as alternating user/assistant messages. Anthropic requires the alternation, so
+ * consecutive items of the same role are merged: an assistant's text and its tool calls become one
+ * message, consecutive tool outputs one user message. In a user message, tool results go first, as
+ * Anthropic requires after a `tool_use` turn.
+ */
+export function toMessages(items: readonly InputItem[]): MessageParam[] {
+  const messages: MessageParam[] = [];
+  const append = (role: MessageParam['role'], blocks: ContentBlock[]): void => {
+    if (blocks.length === 0) return;
+    const last = messages.at(-1);
+    if (last !== undefined && last.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+  for (const item of items) {
+    switch (item.type) {
+      case 'message':
+        if (item.role === 'user') append('user', userBlocks(item.content));
+        else if (item.role === 'assistant') append('assistant', assistantBlocks(item.content));
+        break;
+      case 'function_call':
+        append('assistant', [{ type: 'tool_use', id: item.callId, name: item.name, input: toolInput(item.arguments) }]);
+        break;
+      case 'function_call_output':
+        append('user', [{ type: 'tool_result', tool_use_id: item.callId, content: item.output }]);
+        break;
+    }
+  }
+  for (const message of messages) {
+    if (message.role === 'user') {
+      message.content = [...message.content.filter((block) => block.type === 'tool_result'), ...message.content.filter((block) => block.type !== 'tool_result')];
+    }
+  }
+  return messages;
+}
+
+/** The parsed arguments when they are a JSON object, `{}` otherwise (see the file comment). */
+export function toolInput(text: string): Record<string, unknown> {
+  const parsed = parseJson(text);
+  return parsed.ok && isRecord(parsed.value) ? parsed.value : {};
+}
+
+function userBlocks(parts: readonly ContentPart[]): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  for (const part of parts) {
+    if (part.type === 'image') blocks.push({ type: 'image', source: imageSource(part.url) });
+    else pushText(blocks, part.type === 'text' ? part.text : part.refusal);
+  }
+  return blocks;
+}
+
+function assistantBlocks(parts: readonly ContentPart[]): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  // Anthropic takes images from the user only; an assistant's image part is dropped.
+  for (const part of parts) if (part.type !== 'image') pushText(blocks, part.type === 'text' ? part.text : part.refusal);
+  return blocks;
+}
+
+/** Anthropic refuses empty text blocks, so empty texts are left out. */
+function pushText(blocks: ContentBlock[], text: string): void {
+  if (text !== '') blocks.push({ type: 'text', text });
+}
+
+function partsText(parts: readonly ContentPart[]): string {
+  return parts.flatMap((part) => (part.type === 'text' ? [part.text] : part.type === 'refusal' ? [part.refusal] : [])).join('\n');
+}
+
+/**
+ * An image URL as an Anthropic source: a base64 `data:` URL is split into media type and data, any
+ * other URL is passed as a `url` source for Anthropic to fetch.
+ */
+export function imageSource(url: string): ImageSource {
+  if (!url.startsWith('data:')) return { type: 'url', url };
+  const match = /^data:([^;,]+)((?:;[^;,]*)*),(.*)$/s.exec(url);
+  const mediaType = match?.[1]?.trim().toLowerCase();
+  const isBase64 = match?.[2]?.split(';').some((parameter) => parameter.trim().toLowerCase() === 'base64') ?? false;
+  if (match === null || mediaType === undefined || !isBase64 || !BASE64_IMAGE_TYPES.has(mediaType)) {
+    const message = "An image in the input is not supported by this model's provider: it takes base64 data URLs of image/jpeg, image/png, image/gif or image/webp, and http(s) URLs.";
+    throw new UpstreamError('status', `anthropic request mapping: ${message}`, { status: 400, clientMessage: message });
+  }
+  return { type: 'base64', media_type: mediaType, data: match[3] ?? '' };
+}

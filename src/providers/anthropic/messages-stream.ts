@@ -1,0 +1,288 @@
+/**
+ * Anthropic's Messages stream (and whole Message objects) turned into canonical events.
+ * Vendor reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
+ * (wire-formats.md §4.3, §4.4, §4.6).
+ *
+ * Events are read by their payload `type`; unknown event, block and delta types are ignored, as
+ * Anthropic asks of clients. Tool calls are numbered 0, 1, … in the order their `tool_use` blocks
+ * start (not by block `index`, which also counts text and thinking blocks).
+ */
+import { z } from 'zod';
+import type { CanonicalEvent, FinishReason, Usage } from '../../protocol/canonical.js';
+import { countTextTokens } from '../../protocol/tokens.js';
+import { isRecord, parseJson } from '../../lib/json-value.js';
+import type { SseEvent } from '../../lib/sse-decoder.js';
+import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
+
+/**
+ * `stop_reason` → finish reason (wire-formats.md §4.6). `pause_turn` only follows server tools,
+ * which the gateway never sends; it reads as a stop.
+ */
+const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  pause_turn: 'stop',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+};
+
+const count = z.number().int().nonnegative().nullish();
+const usageSchema = z.object({
+  input_tokens: count,
+  output_tokens: count,
+  cache_read_input_tokens: count,
+  cache_creation_input_tokens: count,
+});
+type WireUsage = z.infer<typeof usageSchema>;
+
+const blockIndex = z.number().int().nonnegative();
+const contentBlockSchema = z.object({
+  type: z.string(),
+  id: z.string().optional(),
+  name: z.string().optional(),
+  text: z.string().optional(),
+  thinking: z.string().optional(),
+  input: z.unknown().optional(),
+});
+const messageStartSchema = z.object({ message: z.object({ usage: usageSchema.nullish() }) });
+const blockStartSchema = z.object({ index: blockIndex, content_block: contentBlockSchema });
+const blockDeltaSchema = z.object({
+  index: blockIndex,
+  delta: z.object({ type: z.string(), text: z.string().optional(), partial_json: z.string().optional(), thinking: z.string().optional() }),
+});
+const blockStopSchema = z.object({ index: blockIndex });
+const messageDeltaSchema = z.object({ delta: z.object({ stop_reason: z.string().nullish() }).nullish(), usage: usageSchema.nullish() });
+const messageSchema = z.object({ content: z.array(contentBlockSchema), stop_reason: z.string().nullish(), usage: usageSchema.nullish() });
+
+/** Thinking text is counted in batches this large: constant memory, and few tokenizer calls. */
+const BATCH_CHARACTERS = 2_048;
+
+/**
+ * Anthropic reports thinking inside `output_tokens` only, so reasoning tokens are estimated by
+ * counting the thinking text with the gateway's tokenizer.
+ */
+class ReasoningCounter {
+  #counted = 0;
+  #pending = '';
+
+  add(text: string): void {
+    this.#pending += text;
+    if (this.#pending.length >= BATCH_CHARACTERS) this.#flush();
+  }
+
+  total(): number {
+    this.#flush();
+    return this.#counted;
+  }
+
+  #flush(): void {
+    this.#counted += countTextTokens(this.#pending);
+    this.#pending = '';
+  }
+}
+
+/** Running token counts; Anthropic's are cumulative, so later reports replace earlier ones. */
+class UsageTally {
+  #input = 0;
+  #cacheRead = 0;
+  #cacheCreation = 0;
+  #output = 0;
+  #reported = false;
+
+  record(usage: WireUsage | null | undefined): void {
+    if (usage === null || usage === undefined) return;
+    if (usage.input_tokens !== null && usage.input_tokens !== undefined) this.#input = usage.input_tokens;
+    if (usage.cache_read_input_tokens !== null && usage.cache_read_input_tokens !== undefined) this.#cacheRead = usage.cache_read_input_tokens;
+    if (usage.cache_creation_input_tokens !== null && usage.cache_creation_input_tokens !== undefined) this.#cacheCreation = usage.cache_creation_input_tokens;
+    if (usage.output_tokens !== null && usage.output_tokens !== undefined) this.#output = usage.output_tokens;
+    this.#reported = true;
+  }
+
+  /** The canonical usage; undefined when the upstream reported none (the gateway then counts). */
+  toUsage(reasoningTokens: number): Usage | undefined {
+    if (!this.#reported) return undefined;
+    return {
+      // Anthropic's input_tokens excludes both cache counts (wire-formats.md §4.3).
+      inputTokens: this.#input + this.#cacheRead + this.#cacheCreation,
+      cachedInputTokens: this.#cacheRead,
+      outputTokens: this.#output,
+      reasoningTokens: Math.min(reasoningTokens, this.#output),
+    };
+  }
+}
+
+type OpenBlock = { kind: 'text' } | { kind: 'thinking' } | { kind: 'other' } | { kind: 'tool'; ordinal: number; sentArguments: boolean; startInput: Record<string, unknown> };
+
+/** Translates one Messages SSE stream. One instance per stream. */
+export class MessagesStreamTranslator implements StreamTranslator {
+  readonly #blocks = new Map<number, OpenBlock>();
+  readonly #usage = new UsageTally();
+  readonly #reasoning = new ReasoningCounter();
+  #toolCalls = 0;
+  #stopReason: string | null | undefined;
+  #sawMessageDelta = false;
+  #complete = false;
+
+  get complete(): boolean {
+    return this.#complete;
+  }
+
+  translate(event: SseEvent): CanonicalEvent[] {
+    const parsed = parseJson(event.data);
+    if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream event that is not JSON.');
+    const payload = parsed.value;
+    if (!isRecord(payload) || typeof payload.type !== 'string') throw new UnreadableStreamError('The upstream sent a stream event without a type.');
+    switch (payload.type) {
+      case 'message_start':
+        this.#usage.record(read(messageStartSchema, payload).message.usage);
+        return [];
+      case 'content_block_start':
+        return this.#startBlock(read(blockStartSchema, payload));
+      case 'content_block_delta':
+        return this.#blockDelta(read(blockDeltaSchema, payload));
+      case 'content_block_stop':
+        return this.#stopBlock(read(blockStopSchema, payload).index);
+      case 'message_delta': {
+        const delta = read(messageDeltaSchema, payload);
+        this.#sawMessageDelta = true;
+        if (delta.delta?.stop_reason !== undefined && delta.delta.stop_reason !== null) this.#stopReason = delta.delta.stop_reason;
+        this.#usage.record(delta.usage);
+        return [];
+      }
+      case 'message_stop':
+        this.#complete = true;
+        return this.#closing();
+      case 'error':
+        return [{ type: 'error', code: 'upstream_error', message: inBandErrorMessage(payload.error) }];
+      default:
+        // `ping` and event types newer than this code.
+        return [];
+    }
+  }
+
+  endOfBody(): CanonicalEvent[] | undefined {
+    // The answer is whole once `message_delta` has said why it stopped; only `message_stop` is missing.
+    return this.#sawMessageDelta ? this.#closing() : undefined;
+  }
+
+  #startBlock(start: z.infer<typeof blockStartSchema>): CanonicalEvent[] {
+    const block = start.content_block;
+    switch (block.type) {
+      case 'text':
+        this.#blocks.set(start.index, { kind: 'text' });
+        return block.text ? [{ type: 'text-delta', delta: block.text }] : [];
+      case 'thinking':
+        this.#blocks.set(start.index, { kind: 'thinking' });
+        return block.thinking ? [this.#reasoningDelta(block.thinking)] : [];
+      case 'tool_use': {
+        if (!block.id || !block.name) throw new UnreadableStreamError('The upstream started a tool_use block without an id or a name.');
+        const ordinal = this.#toolCalls++;
+        this.#blocks.set(start.index, { kind: 'tool', ordinal, sentArguments: false, startInput: isRecord(block.input) ? block.input : {} });
+        return [{ type: 'tool-call-start', index: ordinal, callId: block.id, name: block.name }];
+      }
+      default:
+        // redacted_thinking and server-tool blocks carry nothing the canonical model can show.
+        this.#blocks.set(start.index, { kind: 'other' });
+        return [];
+    }
+  }
+
+  #blockDelta(event: z.infer<typeof blockDeltaSchema>): CanonicalEvent[] {
+    const block = this.#blocks.get(event.index);
+    if (block === undefined) throw new UnreadableStreamError('The upstream sent a delta for a content block it had not started.');
+    const delta = event.delta;
+    if (delta.type === 'text_delta' && block.kind === 'text' && delta.text) return [{ type: 'text-delta', delta: delta.text }];
+    if (delta.type === 'thinking_delta' && block.kind === 'thinking' && delta.thinking) return [this.#reasoningDelta(delta.thinking)];
+    if (delta.type === 'input_json_delta' && block.kind === 'tool' && delta.partial_json) {
+      block.sentArguments = true;
+      return [{ type: 'tool-call-delta', index: block.ordinal, delta: delta.partial_json }];
+    }
+    // signature_delta, citations_delta and empty fragments.
+    return [];
+  }
+
+  #stopBlock(index: number): CanonicalEvent[] {
+    const block = this.#blocks.get(index);
+    this.#blocks.delete(index);
+    return block?.kind === 'tool' ? closeTool(block) : [];
+  }
+
+  #reasoningDelta(text: string): CanonicalEvent {
+    this.#reasoning.add(text);
+    return { type: 'reasoning-delta', delta: text };
+  }
+
+  /** Closes tool calls left open, then usage (when reported) and finish. */
+  #closing(): CanonicalEvent[] {
+    const events: CanonicalEvent[] = [];
+    for (const block of this.#blocks.values()) if (block.kind === 'tool') events.push(...closeTool(block));
+    this.#blocks.clear();
+    const usage = this.#usage.toUsage(this.#reasoning.total());
+    if (usage !== undefined) events.push({ type: 'usage', usage });
+    events.push({ type: 'finish', reason: finishReason(this.#stopReason, this.#toolCalls > 0) });
+    return events;
+  }
+}
+
+/**
+ * The events of a whole Message object, for an upstream that answers JSON although asked to stream.
+ * Throws `UnreadableStreamError` when the body is not a Message.
+ */
+export function messageObjectEvents(body: Record<string, unknown>): CanonicalEvent[] {
+  const parsed = messageSchema.safeParse(body);
+  if (!parsed.success) throw new UnreadableStreamError('The upstream answered with a body that is not a message.');
+  const events: CanonicalEvent[] = [];
+  const reasoning = new ReasoningCounter();
+  let toolCalls = 0;
+  for (const block of parsed.data.content) {
+    if (block.type === 'text' && block.text) events.push({ type: 'text-delta', delta: block.text });
+    if (block.type === 'thinking' && block.thinking) {
+      reasoning.add(block.thinking);
+      events.push({ type: 'reasoning-delta', delta: block.thinking });
+    }
+    if (block.type === 'tool_use' && block.id && block.name) {
+      const index = toolCalls++;
+      events.push(
+        { type: 'tool-call-start', index, callId: block.id, name: block.name },
+        { type: 'tool-call-delta', index, delta: JSON.stringify(isRecord(block.input) ? block.input : {}) },
+        { type: 'tool-call-end', index },
+      );
+    }
+  }
+  const tally = new UsageTally();
+  tally.record(parsed.data.usage);
+  const usage = tally.toUsage(reasoning.total());
+  if (usage !== undefined) events.push({ type: 'usage', usage });
+  events.push({ type: 'finish', reason: finishReason(parsed.data.stop_reason, toolCalls > 0) });
+  return events;
+}
+
+/** The text of an in-band `error` object (raw: the stream driver redacts it). */
+export function inBandErrorMessage(error: unknown): string {
+  if (isRecord(error)) {
+    if (typeof error.message === 'string' && error.message !== '') return error.message;
+    if (typeof error.type === 'string' && error.type !== '') return error.type;
+  }
+  return 'The upstream reported an error.';
+}
+
+function finishReason(stopReason: string | null | undefined, sawToolCalls: boolean): FinishReason {
+  const mapped = stopReason === null || stopReason === undefined ? undefined : FINISH_REASONS[stopReason];
+  return mapped ?? (sawToolCalls ? 'tool_calls' : 'stop');
+}
+
+/** A tool call's end; a call whose input never streamed gets its start input (`{}` when empty), so clients can parse it. */
+function closeTool(block: Extract<OpenBlock, { kind: 'tool' }>): CanonicalEvent[] {
+  const events: CanonicalEvent[] = [];
+  if (!block.sentArguments) events.push({ type: 'tool-call-delta', index: block.ordinal, delta: JSON.stringify(block.startInput) });
+  events.push({ type: 'tool-call-end', index: block.ordinal });
+  return events;
+}
+
+function read<T>(schema: z.ZodType<T>, payload: unknown): T {
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success) throw new UnreadableStreamError('The upstream sent a stream event that does not match its type.');
+  return parsed.data;
+}

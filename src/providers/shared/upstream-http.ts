@@ -1,0 +1,239 @@
+/**
+ * The HTTP side every HTTP provider shares: one keep-alive connection pool per provider, JSON POSTs
+ * with the provider's own headers, bounded body reads, and the mapping of everything that can go
+ * wrong before a 200 into `UpstreamError`. What differs between providers comes in as options:
+ * their authentication and version headers, what their error bodies say, and their name in
+ * messages. Every message that leaves is free of the secret and of the upstream's address.
+ */
+import { Pool, type Dispatcher } from 'undici';
+import type { TimeoutsConfig } from '../../config/schema.js';
+import { isRecord, parseJson } from '../../lib/json-value.js';
+import { UpstreamError, type UpstreamFailureKind } from '../provider.js';
+import type { ErrorBodyReader } from './error-body.js';
+import { resolveSecret, type SecretConfig } from './provider-secret.js';
+import { createRedactor, type Redactor } from './redaction.js';
+import { classifyTransportFailure } from './transport-failure.js';
+
+/** The body of an accepted (2xx) upstream answer. */
+export type UpstreamBody = Dispatcher.ResponseData['body'];
+
+/** An accepted (2xx) upstream answer. */
+export interface UpstreamResponse {
+  status: number;
+  /** The media type, lower-cased, without parameters ('' when absent). */
+  mediaType: string;
+  body: UpstreamBody;
+}
+
+export interface PostOptions {
+  signal: AbortSignal;
+  /** Tollgate's request id, sent as `x-request-id`. */
+  requestId: string;
+  /** Whether an SSE stream is asked for (sets `accept`). */
+  stream: boolean;
+}
+
+export interface UpstreamHttpClientOptions {
+  /** The provider type as messages name it: `openai` gives `openai provider "<name>": …`. */
+  providerType: string;
+  /** The provider's name in the catalog. */
+  providerName: string;
+  /** Base address including the version segment, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  /** The upstream secret, given only so that no message ever repeats it (`headers` carry it). */
+  secret: string | undefined;
+  /** Sent with every request: the provider's authentication and version headers. */
+  headers: Readonly<Record<string, string>>;
+  /** What the provider's error bodies say. */
+  readErrorBody: ErrorBodyReader;
+  timeouts: TimeoutsConfig;
+}
+
+/** The part of an HTTP provider's config the client is built from. */
+export interface HttpProviderConfig extends SecretConfig {
+  base_url: string;
+  timeouts: TimeoutsConfig;
+}
+
+/** What one provider's wire format asks of its HTTP client. */
+export interface UpstreamWire {
+  /** The headers that carry the secret, e.g. `{ authorization: 'Bearer …' }`; sent only when a key is configured. */
+  authHeaders(secret: string): Record<string, string>;
+  /** Headers sent with every request whatever the key, e.g. a version header. */
+  headers?: Readonly<Record<string, string>>;
+  readErrorBody: ErrorBodyReader;
+}
+
+/**
+ * The client of an HTTP provider, its secret read from the environment variable its config names
+ * (an unset one is a startup error, see `resolveSecret`). The secret goes only into the wire's
+ * authentication headers and the redactor.
+ */
+export function createUpstreamHttpClient(
+  providerType: string,
+  config: HttpProviderConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  wire: UpstreamWire,
+): UpstreamHttpClient {
+  const secret = resolveSecret(providerType, config, env);
+  return new UpstreamHttpClient({
+    providerType,
+    providerName: config.name,
+    baseUrl: config.base_url,
+    secret,
+    headers: { ...wire.headers, ...(secret === undefined ? {} : wire.authHeaders(secret)) },
+    readErrorBody: wire.readErrorBody,
+    timeouts: config.timeouts,
+  });
+}
+
+export interface FailureOptions {
+  status?: number;
+  clientMessage?: string;
+  cause?: unknown;
+}
+
+/** How much of an error body is read: enough for any real error object, bounded against abuse. */
+const ERROR_BODY_LIMIT = 64 * 1024;
+/** How much of a non-streamed 200 body is read before giving up on it. */
+const WHOLE_BODY_LIMIT = 32 * 1024 * 1024;
+/** Upstream messages are cut to this length before they reach logs or clients. */
+const MESSAGE_LIMIT = 1_000;
+
+export class UpstreamHttpClient {
+  readonly providerName: string;
+  /** Strips the secret and the upstream's address from a text. */
+  readonly redact: Redactor;
+  readonly #label: string;
+  readonly #pool: Pool;
+  readonly #basePath: string;
+  readonly #headers: Readonly<Record<string, string>>;
+  readonly #readErrorBody: ErrorBodyReader;
+
+  constructor(options: UpstreamHttpClientOptions) {
+    this.providerName = options.providerName;
+    this.#label = `${options.providerType} provider "${options.providerName}"`;
+    this.redact = createRedactor(options.baseUrl, options.secret);
+    this.#headers = options.headers;
+    this.#readErrorBody = options.readErrorBody;
+    const url = new URL(options.baseUrl);
+    this.#basePath = url.pathname.replace(/\/+$/, '');
+    this.#pool = new Pool(url.origin, {
+      connect: { timeout: options.timeouts.connect_ms },
+      headersTimeout: options.timeouts.first_byte_ms,
+      bodyTimeout: options.timeouts.idle_ms,
+    });
+  }
+
+  /**
+   * POSTs a JSON body to `path` (relative to the base address, query included) and resolves with
+   * the answer once it is a 2xx. Anything else is thrown as `UpstreamError`, except an abort by
+   * `signal`, which is rethrown as is: the caller gave up, the upstream did not fail.
+   */
+  async post(path: string, body: unknown, options: PostOptions): Promise<UpstreamResponse> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: options.stream ? 'text/event-stream' : 'application/json',
+      ...this.#headers,
+      'x-request-id': options.requestId,
+    };
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', headers, body: JSON.stringify(body), signal: options.signal });
+    } catch (error) {
+      if (options.signal.aborted) throw error;
+      throw this.transportFailure(error);
+    }
+    if (response.statusCode >= 200 && response.statusCode < 300) {
+      return { status: response.statusCode, mediaType: mediaTypeOf(response.headers['content-type']), body: response.body };
+    }
+    throw await this.#statusFailure(response);
+  }
+
+  /** Reads a whole 2xx body (bounded). Failures while reading are `UpstreamError`s of the matching kind. */
+  async readWholeBody(response: UpstreamResponse, signal: AbortSignal): Promise<string> {
+    let read: { text: string; truncated: boolean };
+    try {
+      read = await readBounded(response.body, WHOLE_BODY_LIMIT);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw this.transportFailure(error);
+    }
+    if (read.truncated) throw this.failure('protocol', 'the answer body exceeded the size limit');
+    return read.text;
+  }
+
+  /** Reads a whole 2xx JSON body (bounded); a body that is not a JSON object is `protocol`. */
+  async readJsonObject(response: UpstreamResponse, signal: AbortSignal): Promise<Record<string, unknown>> {
+    return this.parseJsonObject(await this.readWholeBody(response, signal));
+  }
+
+  /** The JSON object a whole answer body holds; anything else is a `protocol` failure. */
+  parseJsonObject(text: string): Record<string, unknown> {
+    const parsed = parseJson(text);
+    if (!parsed.ok || !isRecord(parsed.value)) throw this.failure('protocol', 'the answer body is not a JSON object');
+    return parsed.value;
+  }
+
+  /** An `UpstreamError` for a failure at the transport level (connect, reset, timeout). */
+  transportFailure(error: unknown): UpstreamError {
+    const failure = classifyTransportFailure(error);
+    return this.failure(failure.kind, failure.detail, { cause: error });
+  }
+
+  /** An `UpstreamError` whose message names this provider and is free of secrets. */
+  failure(kind: UpstreamFailureKind, detail: string, options: FailureOptions = {}): UpstreamError {
+    return new UpstreamError(kind, this.redact(`${this.#label}: ${detail}`), options);
+  }
+
+  /** The text, redacted and cut to a length fit for logs and clients. */
+  safeText(text: string): string {
+    return this.redact(text).slice(0, MESSAGE_LIMIT);
+  }
+
+  /** Closes the connection pool; waits for requests in flight. */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  async #statusFailure(response: Dispatcher.ResponseData): Promise<UpstreamError> {
+    const status = response.statusCode;
+    let text = '';
+    try {
+      text = (await readBounded(response.body, ERROR_BODY_LIMIT)).text;
+    } catch {
+      // The status alone decides what happens next; a body lost on the way only costs the detail.
+    }
+    const reading = this.#readErrorBody(text);
+    const safeMessage = reading.message === undefined ? undefined : this.safeText(reading.message);
+    const statusName = reading.statusName === undefined ? '' : ` ${reading.statusName}`;
+    const detail = `upstream answered HTTP ${status}${statusName}${safeMessage === undefined ? '' : `: ${safeMessage}`}`;
+    // Our own upstream credentials were refused: nothing the client can fix or see.
+    if (status === 401 || status === 403 || reading.refusesCredentials === true) return this.failure('credentials', detail, { status });
+    // Only a refusal of the request itself is the client's to read; 408, 429 and 5xx fail over
+    // (UpstreamError.failoverable), so the client never sees their text.
+    const clientMessage = status >= 400 && status < 500 && status !== 408 && status !== 429 ? safeMessage : undefined;
+    return this.failure('status', detail, { status, ...(clientMessage === undefined ? {} : { clientMessage }) });
+  }
+}
+
+function mediaTypeOf(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return (value ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
+}
+
+/** Reads up to `limit` bytes; stops (destroying the body) once the limit is passed. */
+async function readBounded(body: UpstreamBody, limit: number): Promise<{ text: string; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    chunks.push(buffer);
+    size += buffer.length;
+    if (size > limit) {
+      body.destroy();
+      return { text: Buffer.concat(chunks).subarray(0, limit).toString('utf8'), truncated: true };
+    }
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), truncated: false };
+}
