@@ -32,6 +32,14 @@ export interface FunctionTool {
   description?: string;
   parameters?: Record<string, unknown>;
   strict?: boolean;
+  /**
+   * Present when the client declared a free-form tool (Responses `{"type": "custom"}`), whose input
+   * is one string rather than JSON arguments. Upstreams see an ordinary function whose only
+   * parameter, the string `input`, carries that text (`parameters` says so); the client gets the
+   * call back as a `custom_tool_call` whose `input` is that string. `format` is the client's input
+   * format as given (`{type: "text"}` or a lark/regex grammar), kept for the echo.
+   */
+  custom?: { format?: Record<string, unknown> };
 }
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };

@@ -120,7 +120,9 @@ describe.skipIf(!postgresUrl)('the database goes away (PostgreSQL behind a proxy
     await reader.read();
     await proxy.stop();
 
-    const refused = await post(gateway.baseUrl, secret, chat);
+    const refused = await post(gateway.baseUrl, secret, chat).catch((error: unknown) => {
+      throw new Error(`the gateway died when the database went away:\n${gateway.output()}`, { cause: error });
+    });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(await refused.text()).toBe(

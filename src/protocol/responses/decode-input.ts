@@ -18,10 +18,11 @@ import {
   unsupportedValue,
   type JsonRecord,
 } from '../field-checks.js';
+import { decodeCustomToolCall, decodeCustomToolCallOutput } from './custom-tools.js';
 import { requireEnum, requireNonEmptyString, requireString } from './required-fields.js';
 
 const ROLES: readonly MessageRole[] = ['user', 'assistant', 'system', 'developer'];
-const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'] as const;
+const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'reasoning'] as const;
 const INPUT_PART_TYPES = ['input_text', 'input_image'] as const;
 const ASSISTANT_PART_TYPES = ['output_text', 'refusal'] as const;
 const IMAGE_DETAILS = ['auto', 'low', 'high'] as const;
@@ -55,6 +56,10 @@ function decodeItem(raw: unknown, path: string): InputItem | undefined {
       return decodeFunctionCall(raw, path);
     case 'function_call_output':
       return decodeFunctionCallOutput(raw, path);
+    case 'custom_tool_call':
+      return decodeCustomToolCall(raw, path);
+    case 'custom_tool_call_output':
+      return decodeCustomToolCallOutput(raw, path);
     case 'reasoning':
       return undefined;
     default:

@@ -209,7 +209,7 @@ describe('input', () => {
       { model: 'm', input: [{ type: 'web_search_call' }] },
       'input[0].type',
       'invalid_value',
-      "Invalid value: 'web_search_call'. Supported values are: 'message', 'function_call', 'function_call_output', and 'reasoning'.",
+      "Invalid value: 'web_search_call'. Supported values are: 'message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', and 'reasoning'.",
     );
   });
 });
@@ -413,6 +413,7 @@ describe('gateway-only fields', () => {
       top_logprobs: 3,
       background: false,
       conversation: null,
+      client_metadata: { session_id: 's1', turn_id: 't1' },
     });
     expect(decoded.echo).toMatchObject({ user: 'u1', safetyIdentifier: 'hash', promptCacheKey: 'pk', truncation: 'auto', topLogprobs: 3 });
   });
@@ -432,6 +433,8 @@ describe('gateway-only fields', () => {
     [{ conversation: 'conv_1' }, 'conversation', 'unsupported_parameter'],
     [{ conversation: { id: 'conv_1' } }, 'conversation', 'unsupported_parameter'],
     [{ prompt: { id: 'pmpt_1' } }, 'prompt', 'unsupported_parameter'],
+    [{ client_metadata: 'x' }, 'client_metadata', 'invalid_type'],
+    [{ client_metadata: { turn: 1 } }, 'client_metadata.turn', 'invalid_type'],
   ])('rejects %j', (extra, param, code) => {
     expectRejected({ ...base, ...extra }, param, code);
   });

@@ -61,7 +61,7 @@ const KNOWN_FIELDS = new Set([
   'model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_output_tokens',
   'temperature', 'top_p', 'reasoning', 'text', 'stream', 'store', 'metadata', 'previous_response_id',
   'user', 'safety_identifier', 'prompt_cache_key', 'service_tier', 'truncation', 'include',
-  'stream_options', 'top_logprobs', 'background', 'conversation', 'prompt',
+  'stream_options', 'top_logprobs', 'background', 'conversation', 'prompt', 'client_metadata',
 ]);
 
 /** Decodes and validates a Responses body; throws {@link InvalidRequestError} for anything wrong. */
@@ -108,6 +108,7 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
   decodeStreamOptions(body.stream_options);
   decodeInclude(body.include);
   optionalEnum(body.service_tier, 'service_tier', SERVICE_TIERS);
+  decodeClientMetadata(body.client_metadata);
 
   const echo: ResponsesEcho = {
     ...DEFAULT_ECHO,
@@ -192,6 +193,16 @@ function decodeStreamOptions(value: unknown): void {
   const options = optionalRecord(value, 'stream_options');
   if (options === undefined) return;
   optionalBoolean(options.include_obfuscation, 'stream_options.include_obfuscation');
+}
+
+/**
+ * String pairs the Codex CLI sends on every request (session, turn and installation ids). Only
+ * OpenAI acts on them: a same-protocol route forwards them, a translated route drops them.
+ */
+function decodeClientMetadata(value: unknown): void {
+  const metadata = optionalRecord(value, 'client_metadata');
+  if (metadata === undefined) return;
+  for (const [key, entry] of Object.entries(metadata)) optionalString(entry, `client_metadata.${key}`);
 }
 
 function decodeInclude(value: unknown): void {

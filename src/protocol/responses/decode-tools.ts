@@ -1,5 +1,6 @@
 /**
- * Decodes Responses `tools` (flat function tools only) and `tool_choice`.
+ * Decodes Responses `tools` (flat function tools, and free-form custom tools, see custom-tools.ts)
+ * and `tool_choice`.
  * https://platform.openai.com/docs/api-reference/responses/create#responses-create-tools
  * (wire-formats.md §2.3). Hosted tools (web_search, file_search, …) cannot run on a translated
  * route, so they are refused with `unsupported_tool`, as §2.3 advises.
@@ -16,6 +17,7 @@ import {
   patternMismatch,
   unsupportedValue,
 } from '../field-checks.js';
+import { decodeCustomTool } from './custom-tools.js';
 import { requireString } from './required-fields.js';
 
 /** OpenAI's rule for function (and json_schema format) names. */
@@ -41,9 +43,10 @@ export function decodeTools(value: unknown): FunctionTool[] {
 function decodeTool(raw: unknown, path: string): FunctionTool {
   if (!isRecord(raw)) throw invalidType(path, 'an object', raw);
   const type = requireString(raw.type, `${path}.type`);
+  if (type === 'custom') return decodeCustomTool(raw, path);
   if (type !== 'function') {
     throw new InvalidRequestError(
-      `Tool type '${type}' is not supported: only function tools ({"type": "function", "name": ...}) are.`,
+      `Tool type '${type}' is not supported: only function tools ({"type": "function", "name": ...}) and custom tools ({"type": "custom", "name": ...}) are.`,
       `${path}.type`,
       'unsupported_tool',
     );
@@ -79,14 +82,15 @@ export function decodeToolChoice(value: unknown, tools: readonly FunctionTool[])
   }
   if (!isRecord(value)) throw invalidType('tool_choice', 'a string or an object', value);
   const type = requireString(value.type, 'tool_choice.type');
-  if (type !== 'function') {
+  if (type !== 'function' && type !== 'custom') {
     throw unsupportedValue(
       'tool_choice.type',
-      `Tool choice type '${type}' is not supported: use 'none', 'auto', 'required' or {"type": "function", "name": ...}.`,
+      `Tool choice type '${type}' is not supported: use 'none', 'auto', 'required', {"type": "function", "name": ...} or {"type": "custom", "name": ...}.`,
     );
   }
   const name = requireString(value.name, 'tool_choice.name');
-  if (!tools.some((tool) => tool.name === name)) {
+  // A function choice names a function tool, a custom choice a custom tool.
+  if (!tools.some((tool) => tool.name === name && (tool.custom !== undefined) === (type === 'custom'))) {
     throw new InvalidRequestError(`Tool choice '${name}' not found in 'tools' parameter.`, 'tool_choice.name', 'invalid_value');
   }
   return { name };

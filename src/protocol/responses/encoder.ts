@@ -7,6 +7,7 @@
  * appended at `content_index == parts.length`, and `sequence_number` counts up from 0.
  */
 import type { CanonicalEvent, CanonicalRequest, FinishReason, Usage } from '../canonical.js';
+import { customInputFromArguments } from './custom-tools.js';
 import { itemObject, outputTextPart, sseFrame, summaryTextPart, type ItemStatus, type OutputItem } from './output-items.js';
 import { DEFAULT_ECHO, settingsAfterOutput, settingsBeforeOutput, usageObject, type ResponsesEcho } from './response-settings.js';
 
@@ -27,12 +28,15 @@ export interface ResponsesEncoderOptions {
   /** Settings without a canonical slot, as `decodeResponsesBody` returns them. */
   echo?: ResponsesEcho;
   /** Item ids; the default draws random hex. */
-  idGenerator?: (prefix: 'msg' | 'fc' | 'rs') => string;
+  idGenerator?: (prefix: ItemIdPrefix) => string;
   /** Unix seconds for `completed_at`; the default reads the system clock. */
   now?: () => number;
 }
 
 type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+
+/** Item id prefixes: messages, function calls, reasoning, custom tool calls. */
+export type ItemIdPrefix = 'msg' | 'fc' | 'rs' | 'ctc';
 
 /** Random hex ids like OpenAI's (`msg_` + 48 hex digits). */
 export function randomItemId(prefix: string): string {
@@ -43,7 +47,7 @@ export function randomItemId(prefix: string): string {
 
 export class ResponsesEncoder {
   private readonly options: ResponsesEncoderOptions;
-  private readonly newId: (prefix: 'msg' | 'fc' | 'rs') => string;
+  private readonly newId: (prefix: ItemIdPrefix) => string;
   private readonly output: OutputItem[] = [];
   /** Output indexes of the message and reasoning items still receiving deltas. */
   private openMessage: number | null = null;
@@ -199,10 +203,15 @@ export class ResponsesEncoder {
     if (this.openCalls.has(index)) return;
     this.closeMessage('completed');
     this.closeReasoning('completed');
-    const id = this.newId('fc');
+    const custom = this.options.request.tools.some((tool) => tool.name === name && tool.custom !== undefined);
+    const id = this.newId(custom ? 'ctc' : 'fc');
     // The SDK rejects a function_call without a call_id, so an upstream that sent none gets one.
-    const effectiveCallId = callId === '' ? `call_${id.replace(/^fc_/, '')}` : callId;
-    const outputIndex = this.addItem({ type: 'function_call', id, status: 'in_progress', callId: effectiveCallId, name, arguments: '' });
+    const effectiveCallId = callId === '' ? `call_${id.replace(/^(fc|ctc)_/, '')}` : callId;
+    const outputIndex = this.addItem(
+      custom
+        ? { type: 'custom_tool_call', id, status: 'in_progress', callId: effectiveCallId, name, arguments: '', input: '' }
+        : { type: 'function_call', id, status: 'in_progress', callId: effectiveCallId, name, arguments: '' },
+    );
     this.openCalls.set(index, outputIndex);
   }
 
@@ -210,6 +219,11 @@ export class ResponsesEncoder {
     const outputIndex = this.openCalls.get(index);
     if (outputIndex === undefined || delta === '') return;
     const item = this.output[outputIndex];
+    if (item?.type === 'custom_tool_call') {
+      // The input sits inside a JSON string until the arguments are complete; it is sent at the end.
+      item.arguments += delta;
+      return;
+    }
     if (item?.type !== 'function_call') return;
     item.arguments += delta;
     this.emit('response.function_call_arguments.delta', { ...this.itemRef(outputIndex), delta });
@@ -220,6 +234,14 @@ export class ResponsesEncoder {
     if (outputIndex === undefined) return;
     this.openCalls.delete(index);
     const item = this.output[outputIndex];
+    if (item?.type === 'custom_tool_call') {
+      item.status = status;
+      item.input = customInputFromArguments(item.arguments);
+      if (item.input !== '') this.emit('response.custom_tool_call_input.delta', { ...this.itemRef(outputIndex), delta: item.input });
+      this.emit('response.custom_tool_call_input.done', { ...this.itemRef(outputIndex), input: item.input });
+      this.emit('response.output_item.done', { output_index: outputIndex, item: itemObject(item) });
+      return;
+    }
     if (item?.type !== 'function_call') return;
     item.status = status;
     this.emit('response.function_call_arguments.done', { ...this.itemRef(outputIndex), name: item.name, arguments: item.arguments });

@@ -96,6 +96,11 @@ function replayable(item: unknown): ResponsesInputItem | undefined {
       if (typeof callId !== 'string' || callId === '' || typeof name !== 'string' || name === '' || typeof argumentsText !== 'string') return undefined;
       return { id: item.id, type: 'function_call', status, arguments: argumentsText, call_id: callId, name };
     }
+    case 'custom_tool_call': {
+      const { call_id: callId, name, input } = item;
+      if (typeof callId !== 'string' || callId === '' || typeof name !== 'string' || name === '' || typeof input !== 'string') return undefined;
+      return { id: item.id, type: 'custom_tool_call', status, call_id: callId, name, input };
+    }
     case 'reasoning': {
       const summary = Array.isArray(item.summary) ? item.summary.filter(isSummaryPart) : [];
       const reasoning: ResponsesInputItem = { id: item.id, type: 'reasoning', summary };

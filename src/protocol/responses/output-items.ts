@@ -10,7 +10,9 @@ export type OutputItem =
   | { type: 'message'; id: string; status: ItemStatus; text: string }
   /** Reasoning is carried as one summary part, the shape every SDK can rebuild. */
   | { type: 'reasoning'; id: string; status: ItemStatus; text: string }
-  | { type: 'function_call'; id: string; status: ItemStatus; callId: string; name: string; arguments: string };
+  | { type: 'function_call'; id: string; status: ItemStatus; callId: string; name: string; arguments: string }
+  /** A call to a custom tool; `arguments` collects the upstream's JSON until `input` can be read from it. */
+  | { type: 'custom_tool_call'; id: string; status: ItemStatus; callId: string; name: string; arguments: string; input: string };
 
 export function outputTextPart(text: string): Record<string, unknown> {
   return { type: 'output_text', annotations: [], logprobs: [], text };
@@ -46,6 +48,8 @@ export function itemObject(item: OutputItem, withContent = true): Record<string,
         call_id: item.callId,
         name: item.name,
       };
+    case 'custom_tool_call':
+      return { id: item.id, type: 'custom_tool_call', status: item.status, call_id: item.callId, name: item.name, input: item.input };
   }
 }
 

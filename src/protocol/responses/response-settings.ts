@@ -59,8 +59,18 @@ function formatObject(format: ResponseFormat | undefined): Record<string, unknow
   };
 }
 
-function toolChoiceObject(choice: ToolChoice): unknown {
-  return typeof choice === 'string' ? choice : { type: 'function', name: choice.name };
+function toolChoiceObject(choice: ToolChoice, tools: CanonicalRequest['tools']): unknown {
+  if (typeof choice === 'string') return choice;
+  const custom = tools.some((tool) => tool.name === choice.name && tool.custom !== undefined);
+  return { type: custom ? 'custom' : 'function', name: choice.name };
+}
+
+/** Each tool as the client declared it: custom tools with their format, not as the function they became. */
+function toolObject(tool: CanonicalRequest['tools'][number]): Record<string, unknown> {
+  if (tool.custom !== undefined) {
+    return { type: 'custom', name: tool.name, description: tool.description ?? null, format: tool.custom.format ?? { type: 'text' } };
+  }
+  return { type: 'function', name: tool.name, description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? null };
 }
 
 /**
@@ -89,14 +99,8 @@ export function settingsAfterOutput(
     store: persisted.store,
     temperature: request.temperature ?? 1,
     text: { format: formatObject(request.responseFormat), verbosity: echo.verbosity },
-    tool_choice: toolChoiceObject(request.toolChoice),
-    tools: request.tools.map((tool) => ({
-      type: 'function',
-      name: tool.name,
-      description: tool.description ?? null,
-      parameters: tool.parameters ?? null,
-      strict: tool.strict ?? null,
-    })),
+    tool_choice: toolChoiceObject(request.toolChoice, request.tools),
+    tools: request.tools.map(toolObject),
     top_logprobs: echo.topLogprobs,
     top_p: request.topP ?? 1,
     truncation: echo.truncation,
