@@ -40,6 +40,10 @@ export class NoTargetAvailableError extends Error {
   }
 }
 
+function providerHealthLabel(target: Target): string {
+  return `provider:${target.provider.name}`;
+}
+
 export interface RouterOptions extends Partial<HealthOptions> {
   random?: () => number;
   /** Told about every target failure, for the operator's log. */
@@ -63,14 +67,19 @@ export class Router {
 
   /** Targets not cooling down, in the order they will be tried. */
   orderedTargets(model: ModelEntry): Target[] {
-    const usable = model.targets.filter((target) => this.health.isUsable(target.label));
+    const usable = model.targets.filter((target) => this.isUsable(target));
     const byPriority = new Map<number, Target[]>();
     for (const target of usable) byPriority.set(target.priority, [...(byPriority.get(target.priority) ?? []), target]);
     return [...byPriority.keys()].sort((a, b) => a - b).flatMap((priority) => this.weightedShuffle(byPriority.get(priority) ?? []));
   }
 
   hasUsableTarget(model: ModelEntry): boolean {
-    return model.targets.some((target) => this.health.isUsable(target.label));
+    return model.targets.some((target) => this.isUsable(target));
+  }
+
+  /** A target cools down alone; refused credentials cool down its whole provider (every model). */
+  private isUsable(target: Target): boolean {
+    return this.health.isUsable(target.label) && this.health.isUsable(providerHealthLabel(target));
   }
 
   async open(route: RouteRequest): Promise<OpenedAnswer> {
@@ -86,7 +95,8 @@ export class Router {
         this.onTargetFailure(target, failure, route.requestId);
         // A request the upstream refused for its own content would be refused everywhere.
         if (!failure.failoverable) throw failure;
-        this.health.recordFailure(target.label, failure.kind === 'credentials');
+        if (failure.kind === 'credentials') this.health.recordFailure(providerHealthLabel(target), true);
+        else this.health.recordFailure(target.label);
         failures.push(failure);
       }
     }

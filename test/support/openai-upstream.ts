@@ -1,7 +1,8 @@
 /**
  * An upstream double: a real HTTP server on loopback that speaks OpenAI's Chat Completions wire
  * format (JSON and SSE), slowly when asked, and records what it received and whether the gateway
- * hung up on it before the answer was complete.
+ * hung up on it before the answer was complete. With a chosen `reply` it also speaks Responses on
+ * the `/responses` path (JSON and the full event stream).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +23,8 @@ export interface UpstreamOptions {
   /**
    * The answer to give, chosen per request (`index` counts from 0); without it every answer is
    * `chunks` times "word ". A chosen answer streams as one content chunk, then its tool calls; on
-   * the `/responses` path its content is answered in the Responses format instead (no tool calls).
+   * the `/responses` path it is answered in the Responses format instead: a message item (when it
+   * has content, or has no tool calls), then one `function_call` item per tool call.
    */
   reply?: (body: Record<string, unknown>, index: number) => UpstreamReply;
 }
@@ -118,17 +120,22 @@ function answerWith(response: ServerResponse, reply: UpstreamReply, stream: bool
   response.end('data: [DONE]\n\n');
 }
 
-/** A chosen answer's content as a Responses object, or as its event stream (wire-formats.md §2.5). */
+/** A chosen answer as a Responses object, or as its event stream (wire-formats.md §2.5). */
 function answerResponsesWith(response: ServerResponse, reply: UpstreamReply, body: Record<string, unknown>, count: number): void {
   const text = reply.content ?? '';
+  const toolCalls = reply.toolCalls ?? [];
   const message = { id: `msg_upstream_${count}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
+  const calls = toolCalls.map((call, index) => ({ id: `fc_upstream_${count}_${index}`, type: 'function_call', status: 'completed', call_id: call.id, name: call.name, arguments: call.arguments }));
+  // A reply with neither content nor tool calls still answers with one (empty) message.
+  const withMessage = reply.content !== undefined || calls.length === 0;
+  const output: Array<typeof message | (typeof calls)[number]> = [...(withMessage ? [message] : []), ...calls];
   const final = {
     id: `resp_upstream_${count}`,
     object: 'response',
     created_at: 1767225600,
     status: 'completed',
     model: String(body.model),
-    output: [message],
+    output,
     store: body.store ?? true,
     usage: { input_tokens: 11, input_tokens_details: { cached_tokens: 3 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 16 },
     upstream_extra: 'kept',
@@ -139,18 +146,32 @@ function answerResponsesWith(response: ServerResponse, reply: UpstreamReply, bod
     return;
   }
   const snapshot = { ...final, status: 'in_progress', output: [], usage: null };
-  const reference = { item_id: message.id, output_index: 0, content_index: 0 };
   const events: Array<Record<string, unknown>> = [
     { type: 'response.created', response: snapshot },
     { type: 'response.in_progress', response: snapshot },
-    { type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } },
-    { type: 'response.content_part.added', ...reference, part: { type: 'output_text', text: '', annotations: [] } },
-    { type: 'response.output_text.delta', ...reference, delta: text, logprobs: [] },
-    { type: 'response.output_text.done', ...reference, text, logprobs: [] },
-    { type: 'response.content_part.done', ...reference, part: message.content[0] },
-    { type: 'response.output_item.done', output_index: 0, item: message },
-    { type: 'response.completed', response: final },
   ];
+  if (withMessage) {
+    const reference = { item_id: message.id, output_index: 0, content_index: 0 };
+    events.push(
+      { type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } },
+      { type: 'response.content_part.added', ...reference, part: { type: 'output_text', text: '', annotations: [] } },
+      { type: 'response.output_text.delta', ...reference, delta: text, logprobs: [] },
+      { type: 'response.output_text.done', ...reference, text, logprobs: [] },
+      { type: 'response.content_part.done', ...reference, part: message.content[0] },
+      { type: 'response.output_item.done', output_index: 0, item: message },
+    );
+  }
+  calls.forEach((call, index) => {
+    const outputIndex = index + (withMessage ? 1 : 0);
+    const reference = { item_id: call.id, output_index: outputIndex };
+    events.push(
+      { type: 'response.output_item.added', output_index: outputIndex, item: { ...call, status: 'in_progress', arguments: '' } },
+      { type: 'response.function_call_arguments.delta', ...reference, delta: call.arguments },
+      { type: 'response.function_call_arguments.done', ...reference, name: call.name, arguments: call.arguments },
+      { type: 'response.output_item.done', output_index: outputIndex, item: call },
+    );
+  });
+  events.push({ type: 'response.completed', response: final });
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   events.forEach((event, sequenceNumber) => response.write(`event: ${String(event.type)}\ndata: ${JSON.stringify({ ...event, sequence_number: sequenceNumber })}\n\n`));
   response.end();
