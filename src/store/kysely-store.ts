@@ -21,6 +21,7 @@ import type {
 } from './store.js';
 import * as holds from './hold-queries.js';
 import type { Transact } from './hold-queries.js';
+import type { HoldStatements } from './sqlite-hold-statements.js';
 import * as instances from './instance-queries.js';
 import * as ledger from './ledger-queries.js';
 import * as responses from './response-queries.js';
@@ -42,6 +43,8 @@ export interface KyselyStoreParts {
   now: () => Date;
   /** Releases what Kysely does not: it destroys only a driver it has started. */
   afterClose?: () => void;
+  /** Engine-specific hot path for holds (SQLite's prepared statements); hold-queries.ts otherwise. */
+  holdStatements?: HoldStatements;
 }
 
 /** Columns of `api_keys` read into a record, prefixed so they can share a row with an account. */
@@ -67,6 +70,7 @@ export class KyselyStore implements Store {
   private readonly now: () => Date;
 
   private readonly afterClose: () => void;
+  private readonly holdStatements: HoldStatements | undefined;
 
   constructor(parts: KyselyStoreParts) {
     this.db = parts.db;
@@ -75,6 +79,7 @@ export class KyselyStore implements Store {
     this.applyMigrations = parts.migrate;
     this.now = parts.now;
     this.afterClose = parts.afterClose ?? (() => undefined);
+    this.holdStatements = parts.holdStatements;
   }
 
   migrate(): Promise<void> {
@@ -260,10 +265,12 @@ export class KyselyStore implements Store {
   }
 
   openHold(hold: NewHold): Promise<boolean> {
+    if (this.holdStatements !== undefined) return this.holdStatements.openHold(hold, this.now());
     return holds.openHold(this.transact, hold, this.now());
   }
 
   settleHold(holdId: string, charge: Charge | null): Promise<boolean> {
+    if (this.holdStatements !== undefined) return this.holdStatements.settleHold(holdId, charge, this.now());
     return holds.settleHold(this.transact, holdId, charge, this.now());
   }
 

@@ -13,6 +13,7 @@ import { KyselyStore } from './kysely-store.js';
 import { migrateSqliteFile, migrateToLatest } from './migrations/migrate.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
+import { createSqliteHoldStatements } from './sqlite-hold-statements.js';
 import { openSqliteConnection, sqliteImmediateTransaction } from './sqlite-database.js';
 
 export interface OpenStoreOptions {
@@ -70,7 +71,8 @@ function openSqliteStore(filename: string, now: () => Date): KyselyStore {
   const afterClose = () => {
     if (connection.open) connection.close();
   };
-  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now, afterClose });
+  const holdStatements = createSqliteHoldStatements(db, connection);
+  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now, afterClose, holdStatements });
 }
 
 function openPostgresStore(connectionString: string, now: () => Date): KyselyStore {

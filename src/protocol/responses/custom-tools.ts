@@ -11,7 +11,7 @@
  * matching function call and output, so the upstream sees the same shape it produced.
  */
 import type { FunctionTool, InputItem } from '../canonical.js';
-import { invalidType, isRecord, missingParameter, optionalRecord, optionalString, type JsonRecord } from '../field-checks.js';
+import { isRecord, optionalRecord, optionalString, type JsonRecord } from '../field-checks.js';
 import { decodeName } from './decode-tools.js';
 import { requireEnum, requireNonEmptyString, requireString } from './required-fields.js';
 
@@ -78,20 +78,4 @@ export function decodeCustomToolCall(raw: JsonRecord, path: string): InputItem {
   const name = requireNonEmptyString(raw.name, `${path}.name`);
   const input = requireString(raw.input, `${path}.input`);
   return { type: 'function_call', callId, name, arguments: JSON.stringify({ [CUSTOM_INPUT_PARAMETER]: input }) };
-}
-
-/** `{type: "custom_tool_call_output", call_id, output}`; the output is text, or text parts joined. */
-export function decodeCustomToolCallOutput(raw: JsonRecord, path: string): InputItem {
-  const callId = requireNonEmptyString(raw.call_id, `${path}.call_id`);
-  const output = raw.output;
-  if (output === undefined) throw missingParameter(`${path}.output`);
-  if (typeof output === 'string') return { type: 'function_call_output', callId, output };
-  if (!Array.isArray(output)) throw invalidType(`${path}.output`, 'a string or an array of content parts', output);
-  const texts = output.map((part: unknown, index) => {
-    const partPath = `${path}.output[${index}]`;
-    if (!isRecord(part)) throw invalidType(partPath, 'an object', part);
-    requireEnum(part.type, `${partPath}.type`, ['input_text']);
-    return requireString(part.text, `${partPath}.text`);
-  });
-  return { type: 'function_call_output', callId, output: texts.join('') };
 }

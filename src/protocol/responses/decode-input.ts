@@ -18,7 +18,7 @@ import {
   unsupportedValue,
   type JsonRecord,
 } from '../field-checks.js';
-import { decodeCustomToolCall, decodeCustomToolCallOutput } from './custom-tools.js';
+import { decodeCustomToolCall } from './custom-tools.js';
 import { requireEnum, requireNonEmptyString, requireString } from './required-fields.js';
 
 const ROLES: readonly MessageRole[] = ['user', 'assistant', 'system', 'developer'];
@@ -59,7 +59,8 @@ function decodeItem(raw: unknown, path: string): InputItem | undefined {
     case 'custom_tool_call':
       return decodeCustomToolCall(raw, path);
     case 'custom_tool_call_output':
-      return decodeCustomToolCallOutput(raw, path);
+      // Its output has the same shape as a function call's; the call itself says it was custom.
+      return decodeFunctionCallOutput(raw, path);
     case 'reasoning':
       return undefined;
     default:
