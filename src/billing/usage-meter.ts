@@ -6,8 +6,12 @@
 import type { CanonicalEvent, Usage } from '../protocol/canonical.js';
 import { countTextTokens } from '../protocol/tokens.js';
 
-/** Characters buffered before they are counted; small enough to be constant memory. */
-const BATCH_CHARACTERS = 2_048;
+/**
+ * Characters buffered before they are counted: small, because an open stream keeps them (as a
+ * rope of many small strings), and 5,000 open streams multiply it; large enough that a typical
+ * delta is not tokenized on its own.
+ */
+const BATCH_CHARACTERS = 256;
 
 export class UsageMeter {
   private reported: Usage | undefined;
@@ -29,7 +33,7 @@ export class UsageMeter {
         this.sawOutput = true;
         if (this.reported !== undefined) return;
         this.pendingOutput += event.delta;
-        if (this.pendingOutput.length >= BATCH_CHARACTERS) this.flushOutput();
+        if (this.pendingOutput.length >= BATCH_CHARACTERS) this.pendingOutput = this.countBefore(this.pendingOutput, 'output');
         return;
       case 'tool-call-start':
         this.sawOutput = true;
@@ -39,7 +43,7 @@ export class UsageMeter {
         this.sawOutput = true;
         if (this.reported !== undefined) return;
         this.pendingReasoning += event.delta;
-        if (this.pendingReasoning.length >= BATCH_CHARACTERS) this.flushReasoning();
+        if (this.pendingReasoning.length >= BATCH_CHARACTERS) this.pendingReasoning = this.countBefore(this.pendingReasoning, 'reasoning');
         return;
       default:
         return;
@@ -62,6 +66,19 @@ export class UsageMeter {
       outputTokens: this.countedOutput + this.countedReasoning,
       reasoningTokens: this.countedReasoning,
     };
+  }
+
+  /**
+   * Counts `pending` up to its last space and returns the rest: tokens begin with their leading
+   * space, so cutting there does not split a token, and the rest comes back as a flat string.
+   */
+  private countBefore(pending: string, kind: 'output' | 'reasoning'): string {
+    const cut = pending.lastIndexOf(' ');
+    const counted = cut > 0 ? pending.slice(0, cut) : pending;
+    const tokens = countTextTokens(counted);
+    if (kind === 'output') this.countedOutput += tokens;
+    else this.countedReasoning += tokens;
+    return cut > 0 ? pending.slice(cut) : '';
   }
 
   private flushOutput(): void {
