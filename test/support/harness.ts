@@ -2,6 +2,7 @@
  * Starts the real gateway on a loopback port, on a real database, with the official `openai`
  * client pointed at it. What `serve` does, minus the process-level parts.
  */
+import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { pino, type Logger } from 'pino';
 import { createAccount } from '../../src/admin/accounts.js';
@@ -9,11 +10,13 @@ import { createKey, type NewKeyInput } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway } from '../../src/http/gateway.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
+import { createRedisClient } from '../../src/ratelimit/redis-client.js';
+import { createRedisLimiter } from '../../src/ratelimit/redis-limiter.js';
 import type { Limiter } from '../../src/ratelimit/limiter.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { testCatalog } from './catalog.js';
-import { createTestDatabase, type TestDatabase } from './databases.js';
+import { createTestDatabase, redisUrl, type TestDatabase } from './databases.js';
 
 export interface Harness {
   baseUrl: string;
@@ -40,7 +43,12 @@ export interface HarnessOptions {
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database = await createTestDatabase(options.engine ?? 'sqlite');
   const store = await openStore(database.url);
-  const limiter = options.limiter ?? createMemoryLimiter();
+  // On PostgreSQL with Redis configured, the suites run the way several instances would.
+  const limiter =
+    options.limiter ??
+    ((options.engine ?? 'sqlite') === 'postgres' && redisUrl !== undefined
+      ? createRedisLimiter(createRedisClient(redisUrl), { onFailure: 'closed', keyPrefix: `tollgate-test:${randomUUID()}` })
+      : createMemoryLimiter());
   const config = parseConfig(options.catalog ?? testCatalog(), 'test catalog');
   const logger = options.logger ?? pino({ level: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent' });
   const gateway = await createGateway({ config, store, limiter, logger, env: options.env ?? {}, revisionPollMs: 100 });
