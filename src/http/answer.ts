@@ -52,6 +52,11 @@ export function resolveModel(services: Pick<AnswerServices, 'catalog' | 'router'
 
 export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerServices): RouteHandlerMethod {
   return async function answer(request: FastifyRequest, reply: FastifyReply) {
+    // First, so that a client gone at any later step is noticed (and its hold released).
+    const abort = new AbortController();
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
     const context = requireContext(request);
     const body = parseJsonBody(request.body);
     const decodedBody = adapter.decode(body);
@@ -73,10 +78,12 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       maxOutputTokens,
     });
     const settle = createSettler(services, hold, request, openedAt);
-    const abort = new AbortController();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
+    if (abort.signal.aborted) {
+      // Nobody to answer: release the hold now rather than at its expiry. 499 is the usual
+      // "client closed request"; it reaches only the logs and metrics.
+      await settle(null);
+      return reply.code(499).send();
+    }
 
     let opened: OpenedAnswer;
     try {
@@ -105,7 +112,12 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       : KEEP_NOTHING;
     const answer: Answer = { opened, encoder, meter, settle, keep };
     if (decoded.request.stream) {
-      const frames = streamFrames(answer, abort);
+      const frames = withTeardown(streamFrames(answer, abort), () => {
+        // Runs when the stream is destroyed, even before it started (then the generator's own
+        // `finally` never runs): stop the upstream and settle, both no-ops if already done.
+        abort.abort();
+        return settle(usageToBill(meter));
+      });
       return reply
         .header('content-type', 'text/event-stream; charset=utf-8')
         .header('cache-control', 'no-cache')
@@ -248,6 +260,22 @@ async function* passthroughFrames(opened: Extract<OpenedAnswer, { kind: 'passthr
     if (response !== undefined) await keep(response);
     yield frame.sse;
   }
+}
+
+/** `generator`, with `teardown` also run when a consumer ends it early (`return`). */
+function withTeardown<T>(generator: AsyncGenerator<T>, teardown: () => Promise<void>): AsyncIterable<T> {
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => generator.next(),
+      async return(value?: unknown) {
+        try {
+          return await generator.return(value as T);
+        } finally {
+          await teardown();
+        }
+      },
+    }),
+  };
 }
 
 function iterate<T>(iterator: AsyncIterator<T>): AsyncIterable<T> {

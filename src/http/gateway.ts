@@ -94,17 +94,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   ];
   for (const timer of timers) timer.unref();
 
+  // Idempotent: a drain and a later shutdown may both ask.
+  let closing: Promise<void> | undefined;
   return {
     app,
     authenticator,
     billing,
-    async close() {
-      for (const timer of timers) clearInterval(timer);
-      await app.close();
-      // Streams cut by the drain settle asynchronously after their connection is gone.
-      await inFlight.drained();
-      await settleRetrier.close();
-      await closeProviders(providers);
-    },
+    close: () => (closing ??= shutDown()),
   };
+
+  async function shutDown(): Promise<void> {
+    for (const timer of timers) clearInterval(timer);
+    await app.close();
+    // Streams cut by the drain settle asynchronously after their connection is gone.
+    await inFlight.drained();
+    await settleRetrier.close();
+    await closeProviders(providers);
+  }
 }

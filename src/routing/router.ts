@@ -91,6 +91,8 @@ export class Router {
         this.health.recordSuccess(target.label);
         return opened;
       } catch (error) {
+        // The client went away: not the target's fault, and no other target should be tried.
+        if (route.signal.aborted) throw error;
         const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', `target failed: ${String(error)}`, { cause: error });
         this.onTargetFailure(target, failure, route.requestId);
         // A request the upstream refused for its own content would be refused everywhere.
