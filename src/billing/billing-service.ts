@@ -95,6 +95,19 @@ export class BillingService {
     return settled && charge !== null ? charge.costNanos : 0n;
   }
 
+  /**
+   * Keeps `hold` from expiring while its request runs, however long a stream lasts: its expiry is
+   * pushed forward every third of the time to live. Returns the function that stops it (call it
+   * when settling). A process that dies stops extending, so its holds still expire.
+   */
+  keepAlive(hold: Hold, onError: (error: unknown) => void): () => void {
+    const timer = setInterval(() => {
+      this.store.extendHold(hold.id, new Date(this.now().getTime() + this.holdTtlMilliseconds)).catch(onError);
+    }, Math.max(250, Math.floor(this.holdTtlMilliseconds / 3)));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   /** Releases expired holds; returns how many. */
   releaseExpired(): Promise<number> {
     return this.store.releaseExpiredHolds(this.now());

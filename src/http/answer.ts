@@ -142,9 +142,11 @@ interface Answer {
 function createSettler(services: AnswerServices, hold: Hold, request: FastifyRequest, openedAt: number): Settle {
   let settled = false;
   const end = services.inFlight.begin();
+  const stopKeepAlive = services.billing.keepAlive(hold, (error) => request.log.warn({ err: error, holdId: hold.id }, 'extending the hold failed'));
   return async (usage) => {
     if (settled) return;
     settled = true;
+    stopKeepAlive();
     try {
       const cost = await services.billing.settle(hold, usage);
       request.log.info({ model: hold.model, keyId: hold.keyId, usage, costNanos: cost.toString() }, 'settled');

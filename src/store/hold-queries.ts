@@ -92,6 +92,16 @@ export async function settleHold(transact: Transact, holdId: string, charge: Cha
   });
 }
 
+export async function extendHold(db: Kysely<Database>, holdId: string, expiresAt: Date): Promise<boolean> {
+  const updated = await db
+    .updateTable('holds')
+    .set({ expires_at: toEpochMilliseconds(expiresAt, 'hold expiresAt') })
+    .where('id', '=', holdId)
+    .where('state', '=', 'open')
+    .executeTakeFirst();
+  return updated.numUpdatedRows === 1n;
+}
+
 /**
  * Each hold is released in its own transaction behind the same `state = 'open'` guard as settle,
  * so a request that settles while the sweep runs wins or loses cleanly, never both.

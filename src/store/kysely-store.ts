@@ -274,6 +274,10 @@ export class KyselyStore implements Store {
     return holds.settleHold(this.transact, holdId, charge, this.now());
   }
 
+  extendHold(holdId: string, expiresAt: Date): Promise<boolean> {
+    return holds.extendHold(this.db, holdId, expiresAt);
+  }
+
   releaseExpiredHolds(now: Date): Promise<number> {
     return holds.releaseExpiredHolds(this.db, this.transact, now);
   }

@@ -142,6 +142,11 @@ export interface Store {
    * Returns false when the hold was already settled or expired (nothing changes then).
    */
   settleHold(holdId: string, charge: Charge | null): Promise<boolean>;
+  /**
+   * Pushes an open hold's expiry to `expiresAt` (a request still running keeps its hold; only a
+   * crash lets one expire). Returns false when the hold is no longer open.
+   */
+  extendHold(holdId: string, expiresAt: Date): Promise<boolean>;
   /** Releases holds whose expiry has passed (left behind by a crash). Returns how many. */
   releaseExpiredHolds(now: Date): Promise<number>;
   /** Holds still open for an account (for tests and the CLI). */
