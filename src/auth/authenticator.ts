@@ -35,6 +35,8 @@ export class Authenticator {
   private readonly negativeTtlMs: number;
   private readonly maxEntries: number;
   private knownRevision: number | undefined;
+  /** Bumped by every invalidation, so a lookup that raced with one is not cached. */
+  private generation = 0;
 
   constructor(options: AuthenticatorOptions) {
     this.store = options.store;
@@ -52,10 +54,15 @@ export class Authenticator {
     const now = this.now();
     let entry = this.cache.get(hash);
     if (entry === undefined || entry.expiresAt <= now) {
+      const generation = this.generation;
       const found = (await this.store.findKeyByHash(hash)) ?? null;
       entry = { value: found, expiresAt: now + (found === null ? this.negativeTtlMs : this.ttlMs) };
-      if (this.cache.size >= this.maxEntries) this.cache.clear();
-      this.cache.set(hash, entry);
+      // A change announced while we read may have come after our read: use the answer for this
+      // request, but do not cache it, or a just-disabled key could be served for a whole TTL.
+      if (generation === this.generation) {
+        if (this.cache.size >= this.maxEntries) this.evictUnknownTokens();
+        this.cache.set(hash, entry);
+      }
     }
     const found = entry.value;
     if (found === null || !hashesEqual(found.key.hash, hash)) return null;
@@ -66,7 +73,17 @@ export class Authenticator {
 
   /** Forgets every cached key: call after any change to keys or accounts in this process. */
   invalidate(): void {
+    this.generation += 1;
     this.cache.clear();
+  }
+
+  /**
+   * Makes room without dropping the keys that work: unknown tokens (a flood of bad keys) go first,
+   * and only when they are not the problem is the whole cache cleared.
+   */
+  private evictUnknownTokens(): void {
+    for (const [hash, cached] of this.cache) if (cached.value === null) this.cache.delete(hash);
+    if (this.cache.size >= this.maxEntries) this.cache.clear();
   }
 
   /** Empties the cache when another process changed keys or accounts since the last check. */
