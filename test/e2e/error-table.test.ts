@@ -100,6 +100,12 @@ describe.each(engines)('spec error table on %s', (engine) => {
     await expectError(wrongMethod, 404, notFound('GET', '/v1/chat/completions'));
     const deleted = await fetch(`${harness.baseUrl}/`, { method: 'DELETE' });
     await expectError(deleted, 404, notFound('DELETE', '/'));
+    // Errors Fastify raises before routing come out the same way.
+    await expectError(await fetch(`${harness.baseUrl}/v1/%zz`), 404, notFound('GET', '/v1/%zz'));
+    const longId = `resp_${'a'.repeat(300)}`;
+    const longPath = await fetch(`${harness.baseUrl}/v1/responses/${longId}`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(longPath.status).toBe(404);
+    expect(longPath.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
   it('429: the window is exhausted, with retry-after and the x-ratelimit headers', async () => {
