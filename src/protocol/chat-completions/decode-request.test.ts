@@ -111,11 +111,10 @@ describe('decodeChatRequest: accepted bodies', () => {
         prompt_cache_options: { mode: 'implicit' },
         metadata: { team: 'search' },
         store: false,
-        service_tier: 'flex',
+        service_tier: 'default',
         verbosity: 'low',
         modalities: ['text'],
         prediction: { type: 'content', content: 'x' },
-        web_search_options: {},
       }),
     );
     expect(Object.keys(decoded.request).sort()).toEqual(['input', 'model', 'stream', 'toolChoice', 'tools']);

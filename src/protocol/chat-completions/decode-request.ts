@@ -13,11 +13,12 @@ import { decodeResponseFormat, decodeToolChoice, decodeTools } from './decode-to
 import {
   arrayTooLong,
   describeType,
-  emptyString,
   invalidType,
   invalidValue,
   isRecord,
+  type JsonRecord,
   missingParameter,
+  emptyString,
   optionalArray,
   optionalBoolean,
   optionalEnum,
@@ -28,9 +29,9 @@ import {
   unknownParameter,
   unsupportedParameter,
   unsupportedValue,
-  type JsonRecord,
 } from '../field-checks.js';
 import { decodeMetadata } from '../metadata.js';
+import { checkServiceTier } from '../service-tier.js';
 
 /** The decoded request plus what only the Chat encoder needs. */
 export interface DecodedChatRequest {
@@ -176,9 +177,10 @@ function checkBodyOnlyFields(body: JsonRecord): void {
   checkLogitBias(body);
   optionalNumber(body.presence_penalty, 'presence_penalty', { minimum: -2, maximum: 2 });
   optionalNumber(body.frequency_penalty, 'frequency_penalty', { minimum: -2, maximum: 2 });
-  for (const key of ['user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention', 'service_tier']) {
+  for (const key of ['user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention']) {
     optionalString(body[key], key);
   }
+  checkServiceTier(body.service_tier);
   optionalRecord(body.prompt_cache_options, 'prompt_cache_options');
   // Chat names a too-long key's param `metadata`; the pairs themselves travel in the body.
   decodeMetadata(body.metadata, () => 'metadata');
@@ -186,7 +188,10 @@ function checkBodyOnlyFields(body: JsonRecord): void {
   optionalEnum(body.verbosity, 'verbosity', ['low', 'medium', 'high']);
   checkModalities(body);
   optionalRecord(body.prediction, 'prediction');
-  optionalRecord(body.web_search_options, 'web_search_options');
+  if (body.web_search_options !== undefined && body.web_search_options !== null) {
+    // The upstream bills its searches apart from tokens, which Tollgate cannot see or charge.
+    throw unsupportedParameter('web_search_options', "Unsupported parameter: 'web_search_options' is not available through this gateway.");
+  }
 }
 
 function checkStop(stop: unknown): void {

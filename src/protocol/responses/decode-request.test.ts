@@ -406,7 +406,7 @@ describe('gateway-only fields', () => {
       user: 'u1',
       safety_identifier: 'hash',
       prompt_cache_key: 'pk',
-      service_tier: 'flex',
+      service_tier: 'auto',
       truncation: 'auto',
       include: ['reasoning.encrypted_content'],
       stream_options: { include_obfuscation: false },

@@ -25,6 +25,7 @@ import {
   type JsonRecord,
 } from '../field-checks.js';
 import { decodeMetadata } from '../metadata.js';
+import { checkServiceTier } from '../service-tier.js';
 import { requireEnum } from './required-fields.js';
 import { DEFAULT_ECHO, REASONING_SUMMARIES, TRUNCATIONS, VERBOSITIES, type ResponsesEcho } from './response-settings.js';
 
@@ -41,7 +42,6 @@ export interface DecodedResponsesBody {
   echo: ResponsesEcho;
 }
 
-const SERVICE_TIERS = ['auto', 'default', 'flex', 'scale', 'priority'] as const;
 /** The `include` values OpenAI documents; we accept them all and honour none that need hosted tools. */
 const INCLUDABLES = [
   'file_search_call.results',
@@ -107,7 +107,7 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
 
   decodeStreamOptions(body.stream_options);
   decodeInclude(body.include);
-  optionalEnum(body.service_tier, 'service_tier', SERVICE_TIERS);
+  checkServiceTier(body.service_tier);
   decodeClientMetadata(body.client_metadata);
 
   const echo: ResponsesEcho = {
