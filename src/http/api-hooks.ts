@@ -40,7 +40,9 @@ export function createApiHooks(deps: {
 export async function limitTokens(limiter: Limiter, request: FastifyRequest, reply: FastifyReply, tokens: number): Promise<void> {
   const context = requireContext(request);
   if (context.tokensPerMinute <= 0) return;
-  const decision = await limiter.consume(`tok:${context.key.id}`, tokens, context.tokensPerMinute, 60);
+  // A request larger than the whole window is admitted when the window is fresh (it takes all of
+  // it) rather than refused forever.
+  const decision = await limiter.consume(`tok:${context.key.id}`, Math.min(tokens, context.tokensPerMinute), context.tokensPerMinute, 60);
   applyLimit(reply, 'tokens', decision);
 }
 

@@ -24,6 +24,16 @@ describe('memory limiter', () => {
     const limiter = createMemoryLimiter();
     expect((await limiter.consume('k', 700, 1000, 60)).remaining).toBe(300);
     expect((await limiter.consume('k', 400, 1000, 60)).allowed).toBe(false);
+    // The refused 400 were given back: the 300 left are still there.
+    expect((await limiter.consume('k', 300, 1000, 60)).allowed).toBe(true);
+  });
+
+  it('refused requests do not use up the window', async () => {
+    const limiter = createMemoryLimiter();
+    expect((await limiter.consume('k', 1, 2, 60)).allowed).toBe(true);
+    expect((await limiter.consume('k', 1, 2, 60)).allowed).toBe(true);
+    for (let i = 0; i < 5; i++) expect((await limiter.consume('k', 1, 2, 60)).allowed).toBe(false);
+    expect((await limiter.consume('other', 1, 2, 60)).remaining).toBe(1);
   });
 });
 

@@ -40,6 +40,10 @@ export function createFlexibleLimiter(factory: LimiterFactory, onClose: () => Pr
         return { allowed: true, limit, remaining: Math.max(0, result.remainingPoints), resetMs: result.msBeforeNext };
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
+          // A refused request must not use up the window: give its points back.
+          await limiterFor(limit, windowSeconds)
+            .reward(subject, points)
+            .catch(() => undefined);
           return { allowed: false, limit, remaining: 0, resetMs: Math.max(0, rejection.msBeforeNext) };
         }
         throw rejection;

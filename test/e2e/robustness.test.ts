@@ -90,6 +90,16 @@ describe.each(engines)('robustness on %s', (engine) => {
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(await refused.text()).toBe('{"error":{"message":"Rate limit exceeded.","type":"service_api_error","code":""}}');
+    // What was refused did not count: a small request still fits in what is left of the window.
+    const small = await harness.post('/v1/chat/completions', { ...body, max_tokens: 10 }, limited);
+    expect(small.status).toBe(200);
+  });
+
+  it('a request larger than the whole tokens-per-minute window is admitted on a fresh window', async () => {
+    const { secret: tight } = await harness.newAccount('5', { tokensPerMinute: 100 });
+    const big = await harness.post('/v1/chat/completions', { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 500 }, tight);
+    expect(big.status).toBe(200);
+    expect(big.headers.get('x-ratelimit-remaining-tokens')).toBe('0');
   });
 
   it('answers after the key check carry the request-limit headers, errors included', async () => {
