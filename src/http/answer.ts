@@ -106,11 +106,19 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
     }
 
     const meter = new UsageMeter(estimatedInputTokens);
-    const encoder = adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
-    const keep = decoded.store
-      ? createResponseKeeper({ store: services.store, accountId: context.account.id, inputItems: conversation.inputItems, now: services.now, log: request.log })
-      : KEEP_NOTHING;
-    const answer: Answer = { opened, encoder, meter, settle, keep };
+    let answer: Answer;
+    try {
+      const encoder = adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
+      const keep = decoded.store
+        ? createResponseKeeper({ store: services.store, accountId: context.account.id, inputItems: conversation.inputItems, now: services.now, log: request.log })
+        : KEEP_NOTHING;
+      answer = { opened, encoder, meter, settle, keep };
+    } catch (error) {
+      // Until the stream or the collector owns the answer, this handler settles it.
+      abort.abort();
+      await settle(null);
+      throw error;
+    }
     if (decoded.request.stream) {
       const frames = withTeardown(streamFrames(answer, abort), () => {
         // Runs when the stream is destroyed, even before it started (then the generator's own
