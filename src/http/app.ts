@@ -56,7 +56,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     bodyLimit: deps.config.limits.max_body_bytes,
     // Response ids are opaque; let long ones reach the route (and its 404) instead of a 414.
-    maxParamLength: 1_000,
+    routerOptions: { maxParamLength: 1_000 },
     // Errors Fastify raises before routing (a malformed URL, an over-long path parameter): in
     // the spec's 404 format and with the request id like every other answer.
     frameworkErrors: (_error, request, reply) => {
