@@ -10,7 +10,7 @@ import { createKey, type NewKeyInput } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway } from '../../src/http/gateway.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
-import { createRedisClient } from '../../src/ratelimit/redis-client.js';
+import { createRedisClient, waitForRedis } from '../../src/ratelimit/redis-client.js';
 import { createRedisLimiter } from '../../src/ratelimit/redis-limiter.js';
 import type { Limiter } from '../../src/ratelimit/limiter.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -40,15 +40,18 @@ export interface HarnessOptions {
   logger?: Logger;
 }
 
+/** Connected before use, as `serve` does: the client has no offline queue, and the limiter fails closed. */
+async function redisLimiter(url: string): Promise<Limiter> {
+  const client = createRedisClient(url);
+  if (!(await waitForRedis(client, 5_000))) throw new Error(`Redis at ${url} is not reachable`);
+  return createRedisLimiter(client, { onFailure: 'closed', keyPrefix: `tollgate-test:${randomUUID()}` });
+}
+
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database = await createTestDatabase(options.engine ?? 'sqlite');
   const store = await openStore(database.url);
   // On PostgreSQL with Redis configured, the suites run the way several instances would.
-  const limiter =
-    options.limiter ??
-    ((options.engine ?? 'sqlite') === 'postgres' && redisUrl !== undefined
-      ? createRedisLimiter(createRedisClient(redisUrl), { onFailure: 'closed', keyPrefix: `tollgate-test:${randomUUID()}` })
-      : createMemoryLimiter());
+  const limiter = options.limiter ?? ((options.engine ?? 'sqlite') === 'postgres' && redisUrl !== undefined ? await redisLimiter(redisUrl) : createMemoryLimiter());
   const config = parseConfig(options.catalog ?? testCatalog(), 'test catalog');
   const logger = options.logger ?? pino({ level: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent' });
   const gateway = await createGateway({ config, store, limiter, logger, env: options.env ?? {}, revisionPollMs: 100 });
