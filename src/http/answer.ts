@@ -20,7 +20,7 @@ import type { Store } from '../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { parseJsonBody } from './body.js';
-import { createResponseKeeper, expandConversation, KEEP_NOTHING, passthroughResponse, terminalResponse, type KeepResponse } from './stored-responses.js';
+import { createResponseKeeper, expandConversation, KEEP_NOTHING, passthroughResponse, type KeepResponse } from './stored-responses.js';
 import type { InFlight } from './in-flight.js';
 import type { SettleRetrier } from './settle-retry.js';
 import type { ClientEncoder, SurfaceAdapter } from './surfaces.js';
@@ -266,8 +266,7 @@ async function* passthroughFrames(opened: Extract<OpenedAnswer, { kind: 'passthr
   }
   for await (const frame of result.frames as AsyncIterable<PassthroughFrame>) {
     for (const event of frame.events) meter.observe(event);
-    const response = terminalResponse(frame.sse);
-    if (response !== undefined) await keep(response);
+    if (frame.finalResponse !== undefined) await keep(frame.finalResponse);
     yield frame.sse;
   }
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/gateway-error.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { createResponseKeeper, expandConversation, passthroughResponse, terminalResponse } from './stored-responses.js';
+import { createResponseKeeper, expandConversation, passthroughResponse } from './stored-responses.js';
 import type { DecodedBody } from './surfaces.js';
 
 function decoded(overrides: Partial<DecodedBody> & { text?: string; instructions?: string } = {}): DecodedBody {
@@ -110,24 +110,7 @@ describe('expandConversation', () => {
   });
 });
 
-describe('terminalResponse', () => {
-  const frame = (type: string, payload: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
-
-  it('reads the response of a terminal event only', () => {
-    for (const type of ['response.completed', 'response.incomplete', 'response.failed']) {
-      expect(terminalResponse(frame(type, { response: { id: 'resp_1', status: 'x' } }))).toEqual({ id: 'resp_1', status: 'x' });
-    }
-    expect(terminalResponse(frame('response.created', { response: { id: 'resp_1' } }))).toBeUndefined();
-    expect(terminalResponse(frame('response.output_text.delta', { delta: 'response.completed' }))).toBeUndefined();
-    expect(terminalResponse('data: {"type":"response.completed"}\n\n')).toBeUndefined();
-  });
-
-  it('joins multi-line data and ignores unreadable payloads', () => {
-    expect(terminalResponse('event: response.completed\ndata: {"response":\ndata: {"id":"resp_2"}}\n\n')).toEqual({ id: 'resp_2' });
-    expect(terminalResponse('event: response.completed\ndata: {not json\n\n')).toBeUndefined();
-    expect(terminalResponse('event: response.completed\ndata: {"response":[1]}\n\n')).toBeUndefined();
-  });
-
+describe('passthroughResponse', () => {
   it('keeps a passed-through JSON body only when it is a response object', () => {
     expect(passthroughResponse({ id: 'resp_3', object: 'response' })).toEqual({ id: 'resp_3', object: 'response' });
     expect(passthroughResponse({ id: 'chatcmpl-1', object: 'chat.completion' })).toBeUndefined();

@@ -93,34 +93,7 @@ export function createResponseKeeper(options: KeeperOptions): KeepResponse {
   };
 }
 
-const TERMINAL_EVENT = /^event: response\.(completed|incomplete|failed)\n/;
-
-/**
- * The final response object carried by a passed-through Responses SSE frame, when the frame is the
- * terminal event (`response.completed`, `.incomplete` or `.failed`); undefined for any other frame.
- * Only terminal frames are parsed, so the stream is not decoded twice.
- */
-export function terminalResponse(sse: string): Record<string, unknown> | undefined {
-  if (!TERMINAL_EVENT.test(sse)) return undefined;
-  const data = sse
-    .split('\n')
-    .filter((line) => line.startsWith('data:'))
-    .map((line) => line.slice('data:'.length).replace(/^ /, ''))
-    .join('\n');
-  let payload: unknown;
-  try {
-    payload = JSON.parse(data) as unknown;
-  } catch {
-    return undefined;
-  }
-  return isObject(payload) && isObject(payload.response) ? payload.response : undefined;
-}
-
 /** A passed-through non-stream Responses body, when it is a response object worth keeping. */
 export function passthroughResponse(body: Record<string, unknown>): Record<string, unknown> | undefined {
   return body.object === 'response' && typeof body.id === 'string' ? body : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -42,6 +42,11 @@ export interface PassthroughCall extends ProviderCall {
 export interface PassthroughFrame {
   sse: string;
   events: CanonicalEvent[];
+  /**
+   * Responses only, on the terminal event (`response.completed`, `.incomplete`, `.failed`): the
+   * final response object as sent to the client, already parsed, for the gateway to store.
+   */
+  finalResponse?: Record<string, unknown>;
 }
 
 export type PassthroughResult =

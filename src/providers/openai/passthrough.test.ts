@@ -235,6 +235,11 @@ describe('passthrough: Responses', () => {
     expect(events.filter((event) => event.type === 'text-delta')).toHaveLength(3);
     expect(events).toContainEqual({ type: 'usage', usage: { inputTokens: 1290, cachedInputTokens: 1024, outputTokens: 145, reasoningTokens: 128 } });
     expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
+    // Only the terminal frame carries the final response object, parsed once, for storing.
+    const finals = frames.filter((frame) => frame.finalResponse !== undefined);
+    expect(finals).toHaveLength(1);
+    expect(finals[0]).toBe(frames.at(-1));
+    expect(finals[0]!.finalResponse).toMatchObject({ object: 'response', status: 'completed' });
 
     const [received] = double.requests;
     expect(received?.path).toBe('/v1/responses');

@@ -113,6 +113,9 @@ async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact
   yield chatErrorFrame(failure ?? CUT_SHORT);
 }
 
+/** Terminal Responses events, whose `response` is the final object. */
+const FINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
 /** Responses events → frames, each re-framed as `event:` + `data:` exactly as received. */
 async function* responsesFrames(body: UpstreamBody, redact: Redactor): AsyncGenerator<PassthroughFrame> {
   const reader = new ResponsesEventReader();
@@ -133,7 +136,14 @@ async function* responsesFrames(body: UpstreamBody, redact: Redactor): AsyncGene
       }
       // `response.failed` is a normal terminal event of the protocol; only its text is cleaned.
       const data = type === 'response.failed' ? redact(sse.data) : sse.data;
-      yield { sse: sseText(sse.event ?? type, data), events };
+      const frame: PassthroughFrame = { sse: sseText(sse.event ?? type, data), events };
+      if (type !== undefined && FINAL_EVENTS.has(type)) {
+        // The object the client receives: for a failure, its cleaned text (parsed again, rarely).
+        const payload = type === 'response.failed' ? parseJson(data) : parsed;
+        const response = payload.ok && isRecord(payload.value) ? payload.value.response : undefined;
+        if (isRecord(response)) frame.finalResponse = response;
+      }
+      yield frame;
     }
   } catch (error) {
     failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
