@@ -1,4 +1,4 @@
-// Lint rules, including the import direction of ARCHITECTURE.md:
+// Lint rules, including the import direction of docs/architecture.md:
 // http → auth | billing | ratelimit | routing → providers → protocol.
 // `protocol` imports nothing of ours; providers never import http, store or billing.
 import js from '@eslint/js';
@@ -29,7 +29,7 @@ const layerRules = Object.entries(forbidden).map(([layer, banned]) => ({
       {
         patterns: banned.map((target) => ({
           group: [`**/${target}/**`, `../${target}`, `../../${target}`],
-          message: `src/${layer} must not import src/${target} (see ARCHITECTURE.md, import direction).`,
+          message: `src/${layer} must not import src/${target} (see docs/architecture.md, import direction).`,
         })),
       },
     ],

@@ -1,5 +1,5 @@
 /**
- * The project's one server-sent-events decoder (ARCHITECTURE.md, "Streams"): bytes in, events out.
+ * The project's one server-sent-events decoder (docs/architecture.md, "Streams"): bytes in, events out.
  * Framing follows the WHATWG event-stream grammar through `eventsource-parser`
  * (https://html.spec.whatwg.org/multipage/server-sent-events.html#parsing-an-event-stream):
  * CRLF, CR and LF line ends, `data:` lines joined with `\n`, `:` comments skipped.

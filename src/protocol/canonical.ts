@@ -1,13 +1,13 @@
 /**
  * The canonical request and stream-event model. Every client surface decodes into it and every
- * provider translates from it (hub and spoke, ARCHITECTURE.md). It is item-based like the
+ * provider translates from it (hub and spoke, docs/architecture.md). It is item-based like the
  * Responses API; Chat Completions maps into it. Pure types: no I/O, no imports of ours.
  */
 
 /** The two client surfaces Tollgate serves. */
 export type Surface = 'responses' | 'chat-completions';
 
-/** Reasoning effort values accepted on /v1/responses (spec §4.1). */
+/** Reasoning effort values accepted on /v1/responses (docs/contract.md §4.1). */
 export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 

@@ -1,5 +1,5 @@
 /**
- * A chat-only OpenAI-compatible upstream (`POST /v1/chat/completions`, wire-formats.md §1) playing
+ * A chat-only OpenAI-compatible upstream (`POST /v1/chat/completions`, docs/wire-formats.md §1) playing
  * a model that runs Codex's shell tool once and then answers: turn 1 streams a tool call, turn 2
  * (whose history holds the tool's output) streams the final text. Tool calls stream the way OpenAI
  * sends them: the id and name first, then the arguments in fragments.
@@ -52,7 +52,7 @@ function answer(body: Record<string, unknown>, response: ServerResponse): void {
   ]);
 }
 
-/** Reads a Chat Completions request (wire-formats.md §1.2: nested tools, `tool` messages). */
+/** Reads a Chat Completions request (docs/wire-formats.md §1.2: nested tools, `tool` messages). */
 export function readChatConversation(body: Record<string, unknown>): Conversation {
   const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord) : [];
   const withRole = (...roles: string[]) => messages.filter((message) => typeof message.role === 'string' && roles.includes(message.role));

@@ -79,7 +79,7 @@ export function codexConfig(options: Pick<CodexExecOptions, 'baseUrl' | 'model'>
     // Run the model's shell commands without asking; the test's working folder is throwaway.
     'approval_policy = "never"',
     'sandbox_mode = "danger-full-access"',
-    // A hosted tool only OpenAI can run: translated routes refuse it (wire-formats.md §2.3).
+    // A hosted tool only OpenAI can run: translated routes refuse it (docs/wire-formats.md §2.3).
     'web_search = "disabled"',
     'check_for_update_on_startup = false',
     '',

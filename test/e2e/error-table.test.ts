@@ -1,5 +1,5 @@
 /**
- * The spec's error table (gateway-spec.md §7), byte for byte, through a real listening server; the
+ * The spec's error table (docs/contract.md §7), byte for byte, through a real listening server; the
  * check order route → key → rate limit → JSON → validation → model → balance → upstream; and the
  * errors the spec does not show (validation, 413), in OpenAI's shape.
  */

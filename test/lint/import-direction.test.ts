@@ -1,5 +1,5 @@
 /**
- * The ESLint rule that keeps ARCHITECTURE.md's import direction
+ * The ESLint rule that keeps docs/architecture.md's import direction
  * (http → auth | billing | ratelimit | routing → providers → protocol) really fires.
  */
 import { ESLint } from 'eslint';

@@ -1,6 +1,6 @@
 /**
  * Decodes and validates a client's POST /v1/chat/completions body into the canonical request.
- * Wire format: wire-formats.md §1.1; https://platform.openai.com/docs/api-reference/chat/create
+ * Wire format: docs/wire-formats.md §1.1; https://platform.openai.com/docs/api-reference/chat/create
  *
  * Every top-level key falls into one of three groups: read into the canonical request, validated and
  * left to the body (a same-protocol passthrough forwards it; translated upstreams drop it), or known
@@ -85,7 +85,7 @@ const REASONING_MESSAGE =
 
 /** Keys OpenAI knows that Tollgate refuses, with the reason given to the client. */
 const REFUSED_KEYS: Readonly<Record<string, string>> = {
-  // The spec (gateway-spec.md §1, §4.2) keeps reasoning effort to the Responses endpoint.
+  // The spec (docs/contract.md §1, §4.2) keeps reasoning effort to the Responses endpoint.
   reasoning_effort: REASONING_MESSAGE,
   reasoning: REASONING_MESSAGE,
   functions: "Unsupported parameter: 'functions' is deprecated and not supported; use 'tools' instead.",

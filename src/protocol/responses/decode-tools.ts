@@ -2,7 +2,7 @@
  * Decodes Responses `tools` (flat function tools, and free-form custom tools, see custom-tools.ts)
  * and `tool_choice`.
  * https://platform.openai.com/docs/api-reference/responses/create#responses-create-tools
- * (wire-formats.md §2.3). Hosted tools (web_search, file_search, …) cannot run on a translated
+ * (docs/wire-formats.md §2.3). Hosted tools (web_search, file_search, …) cannot run on a translated
  * route, so they are refused with `unsupported_tool`, as §2.3 advises.
  */
 import { InvalidRequestError, type FunctionTool, type ToolChoice } from '../canonical.js';

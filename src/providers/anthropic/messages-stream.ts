@@ -1,7 +1,7 @@
 /**
  * Anthropic's Messages stream (and whole Message objects) turned into canonical events.
  * Vendor reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
- * (wire-formats.md §4.3, §4.4, §4.6).
+ * (docs/wire-formats.md §4.3, §4.4, §4.6).
  *
  * Events are read by their payload `type`; unknown event, block and delta types are ignored, as
  * Anthropic asks of clients. Tool calls are numbered 0, 1, … in the order their `tool_use` blocks
@@ -15,7 +15,7 @@ import type { SseEvent } from '../../lib/sse-decoder.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 
 /**
- * `stop_reason` → finish reason (wire-formats.md §4.6). `pause_turn` only follows server tools,
+ * `stop_reason` → finish reason (docs/wire-formats.md §4.6). `pause_turn` only follows server tools,
  * which the gateway never sends; it reads as a stop.
  */
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
@@ -104,7 +104,7 @@ class UsageTally {
   toUsage(reasoningTokens: number): Usage | undefined {
     if (!this.#reported) return undefined;
     return {
-      // Anthropic's input_tokens excludes both cache counts (wire-formats.md §4.3).
+      // Anthropic's input_tokens excludes both cache counts (docs/wire-formats.md §4.3).
       inputTokens: this.#input + this.#cacheRead + this.#cacheCreation,
       cachedInputTokens: this.#cacheRead,
       outputTokens: this.#output,
