@@ -29,9 +29,9 @@ async function charge(accountName: string, model: string, costNanos: bigint, tok
   chargeCount += 1;
   const holdId = `hold_${chargeCount}`;
   const requestId = `req_${chargeCount}`;
-  const opened = await store.openHold({ id: holdId, accountId: key.accountId, keyId: key.id, requestId, amountNanos: costNanos, expiresAt: new Date(Date.now() + 60_000) });
+  const opened = await store.openHold({ id: holdId, accountId: key.accountId, keyId: key.id, requestId, model, amountNanos: costNanos, expiresAt: new Date(Date.now() + 60_000) });
   expect(opened).toBe(true);
-  expect(await store.settleHold(holdId, { requestId, keyId: key.id, model, costNanos, ...tokens })).toBe(true);
+  expect(await store.settleHold(holdId, { requestId, keyId: key.id, model, costNanos, excessNanos: 0n, ...tokens })).toBe(true);
 }
 
 const tokens = (input: number, cached: number, output: number, reasoning: number): TokenCounts => ({
@@ -56,10 +56,10 @@ describe('usageReport', () => {
     expect(report.accountId).toMatch(/^acct_/);
     expect(report.since).toBeNull();
     expect(report.rows).toEqual([
-      { model: 'model-5.6', requests: 2, ...tokens(3000, 100, 550, 330), costNanos: 1_000_000n },
-      { model: 'model-5.6-mini', requests: 1, ...tokens(100, 10, 20, 0), costNanos: 1_000n },
+      { model: 'model-5.6', requests: 2, ...tokens(3000, 100, 550, 330), costNanos: 1_000_000n , excessNanos: 0n },
+      { model: 'model-5.6-mini', requests: 1, ...tokens(100, 10, 20, 0), costNanos: 1_000n , excessNanos: 0n },
     ]);
-    expect(report.total).toEqual({ requests: 3, ...tokens(3100, 110, 570, 330), costNanos: 1_001_000n });
+    expect(report.total).toEqual({ requests: 3, ...tokens(3100, 110, 570, 330), costNanos: 1_001_000n , excessNanos: 0n });
   });
 
   it('covers every account when none is named', async () => {
@@ -73,7 +73,7 @@ describe('usageReport', () => {
     const future = new Date(Date.now() + 3_600_000);
     const report = await usageReport(store, { since: future });
     expect(report.rows).toEqual([]);
-    expect(report.total).toEqual({ requests: 0, ...tokens(0, 0, 0, 0), costNanos: 0n });
+    expect(report.total).toEqual({ requests: 0, ...tokens(0, 0, 0, 0), costNanos: 0n , excessNanos: 0n });
     expect(report.since).toEqual(future);
     expect((await usageReport(store, { since: new Date(Date.now() - 3_600_000) })).total.requests).toBe(4);
   });

@@ -1,5 +1,6 @@
 /**
- * Usage report: charges grouped by model, with a total row, for one account or all of them.
+ * Usage report: charges grouped by model, with a total row, for one account or all of them, and
+ * the excess upstreams reported beyond the holds (recorded, not billed).
  */
 import type { Store, UsageRow } from '../store/store.js';
 import { requireAccount } from './accounts.js';
@@ -32,7 +33,7 @@ export async function usageReport(store: Store, filter: UsageFilter = {}): Promi
 }
 
 function sumRows(rows: UsageRow[]): UsageTotals {
-  const total: UsageTotals = { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, costNanos: 0n };
+  const total: UsageTotals = { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, costNanos: 0n, excessNanos: 0n };
   for (const row of rows) {
     total.requests += row.requests;
     total.inputTokens += row.inputTokens;
@@ -40,6 +41,7 @@ function sumRows(rows: UsageRow[]): UsageTotals {
     total.outputTokens += row.outputTokens;
     total.reasoningTokens += row.reasoningTokens;
     total.costNanos += row.costNanos;
+    total.excessNanos += row.excessNanos;
   }
   return total;
 }

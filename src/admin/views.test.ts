@@ -61,14 +61,14 @@ describe('views', () => {
       usageReportView({
         accountId: null,
         since: new Date('2025-01-01T00:00:00Z'),
-        rows: [{ model: 'm', requests: 1, ...tokens, costNanos: 1n }],
-        total: { requests: 1, ...tokens, costNanos: 1n },
+        rows: [{ model: 'm', requests: 1, ...tokens, costNanos: 1n, excessNanos: 0n }],
+        total: { requests: 1, ...tokens, costNanos: 1n, excessNanos: 0n },
       }),
     ).toEqual({
       account_id: null,
       since: '2025-01-01T00:00:00.000Z',
-      models: [{ model: 'm', requests: 1, input_tokens: 1, cached_input_tokens: 2, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001' }],
-      total: { requests: 1, input_tokens: 1, cached_input_tokens: 2, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001' },
+      models: [{ model: 'm', requests: 1, input_tokens: 1, cached_input_tokens: 2, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001', excess_usd: '0' }],
+      total: { requests: 1, input_tokens: 1, cached_input_tokens: 2, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001', excess_usd: '0' },
     });
   });
 });

@@ -38,6 +38,8 @@ export interface UsageTotalsView {
   output_tokens: number;
   reasoning_tokens: number;
   cost_usd: string;
+  /** Reported by upstreams beyond the holds: recorded, not billed. */
+  excess_usd: string;
 }
 
 export interface UsageReportView {
@@ -91,5 +93,6 @@ function usageTotalsView(totals: UsageTotals): UsageTotalsView {
     output_tokens: totals.outputTokens,
     reasoning_tokens: totals.reasoningTokens,
     cost_usd: formatUsd(totals.costNanos),
+    excess_usd: formatUsd(totals.excessNanos),
   };
 }

@@ -44,12 +44,12 @@ afterEach(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-const request = (estimatedInputTokens: number, maxOutputTokens: number) => ({
+const request = (inputTokenBound: number, maxOutputTokens: number) => ({
   accountId: 'acct',
   keyId: 'key',
   requestId: 'req_1',
   model: 'gpt-test',
-  estimatedInputTokens,
+  inputTokenBound,
   maxOutputTokens,
 });
 
@@ -84,8 +84,8 @@ describe('BillingService', () => {
     const usage = { inputTokens: 1_234, cachedInputTokens: 1_000, outputTokens: 777, reasoningTokens: 300 };
     // 234 × 2500 + 1000 × 1250 + 777 × 10000 nanos.
     const expected = 585_000n + 1_250_000n + 7_770_000n;
-    expect(await billing.settle(hold, usage)).toBe(expected);
-    expect(await billing.settle(hold, usage)).toBe(0n);
+    expect(await billing.settle(hold, usage)).toEqual({ billedNanos: expected, excessNanos: 0n });
+    expect(await billing.settle(hold, usage)).toEqual({ billedNanos: 0n, excessNanos: 0n });
     expect(await store.findAccount('acct')).toMatchObject({ balanceNanos: 1_000_000_000n - expected, reservedNanos: 0n });
     const charges = (await store.listLedger('acct')).filter((entry) => entry.kind === 'charge');
     expect(charges).toEqual([
@@ -96,8 +96,8 @@ describe('BillingService', () => {
   it('bills nothing for null or all-zero usage but releases the reservation', async () => {
     const first = await billing.reserve(request(10, 10));
     const second = await billing.reserve(request(10, 10));
-    expect(await billing.settle(first, null)).toBe(0n);
-    expect(await billing.settle(second, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 })).toBe(0n);
+    expect((await billing.settle(first, null)).billedNanos).toBe(0n);
+    expect((await billing.settle(second, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 })).billedNanos).toBe(0n);
     expect(await store.findAccount('acct')).toMatchObject({ balanceNanos: 1_000_000_000n, reservedNanos: 0n });
     expect((await store.listLedger('acct')).filter((entry) => entry.kind === 'charge')).toEqual([]);
   });
@@ -108,8 +108,44 @@ describe('BillingService', () => {
     clock = new Date(clock.getTime() + TTL_SECONDS * 1_000);
     expect(await billing.releaseExpired()).toBe(1);
     expect(await store.findAccount('acct')).toMatchObject({ reservedNanos: 0n });
-    expect(await billing.settle(hold, { inputTokens: 100, cachedInputTokens: 0, outputTokens: 100, reasoningTokens: 0 })).toBe(0n);
+    expect((await billing.settle(hold, { inputTokens: 100, cachedInputTokens: 0, outputTokens: 100, reasoningTokens: 0 })).billedNanos).toBe(0n);
     expect((await store.findAccount('acct'))?.balanceNanos).toBe(1_000_000_000n);
+  });
+
+  it('never charges more than the hold: the excess is recorded as its own entry and not debited', async () => {
+    // Held: 1,000 input + 100 output = 2,500,000 + 1,000,000 nanos. Reported: 100× the input.
+    const hold = await billing.reserve(request(1_000, 100));
+    const usage = { inputTokens: 100_000, cachedInputTokens: 0, outputTokens: 100, reasoningTokens: 0 };
+    const cost = 250_000_000n + 1_000_000n;
+    expect(await billing.settle(hold, usage)).toEqual({ billedNanos: hold.amountNanos, excessNanos: cost - hold.amountNanos });
+    expect(await store.findAccount('acct')).toMatchObject({ balanceNanos: 1_000_000_000n - hold.amountNanos, reservedNanos: 0n });
+    const entries = await store.listLedger('acct');
+    expect(entries.filter((entry) => entry.kind === 'charge')).toEqual([expect.objectContaining({ amountNanos: hold.amountNanos, ...usage })]);
+    expect(entries.filter((entry) => entry.kind === 'excess')).toEqual([
+      expect.objectContaining({ amountNanos: cost - hold.amountNanos, requestId: 'req_1', model: 'gpt-test', inputTokens: 0 }),
+    ]);
+  });
+
+  it('an expired hold settles its last checkpoint, capped at the hold, instead of releasing it', async () => {
+    const hold = await billing.reserve(request(1_000, 1_000));
+    const usage = { inputTokens: 1_000, cachedInputTokens: 0, outputTokens: 300, reasoningTokens: 0 };
+    const cost = billing.cappedCost(hold, usage);
+    expect(cost).toBe(2_500_000n + 3_000_000n);
+    await store.checkpointHolds([{ holdId: hold.id, expiresAt: billing.expiryFromNow(), costNanos: cost, tokens: usage }]);
+    clock = new Date(clock.getTime() + TTL_SECONDS * 1_000);
+    expect(await billing.releaseExpired()).toBe(1);
+    expect(await store.findAccount('acct')).toMatchObject({ balanceNanos: 1_000_000_000n - cost, reservedNanos: 0n });
+    expect((await store.listLedger('acct')).filter((entry) => entry.kind === 'charge')).toEqual([
+      expect.objectContaining({ amountNanos: cost, requestId: 'req_1', keyId: 'key', model: 'gpt-test', ...usage }),
+    ]);
+    expect((await billing.settle(hold, usage)).billedNanos).toBe(0n);
+  });
+
+  it('adds the model\'s input margin to the hold, rounded up', () => {
+    const bounded = new BillingService({ store, prices, inputBounds: new Map([['gpt-test', { marginPercent: 40, imageTokens: 1_600 }]]), holdTtlSeconds: TTL_SECONDS });
+    // 1,001 × 1.4 = 1,401.4 → 1,402 input tokens at $2.50/M.
+    expect(bounded.holdAmount('gpt-test', 1_001, 0)).toBe(costOfTokens(1_402, PRICES.inputPerMillion));
+    expect(bounded.inputBound('gpt-test').imageTokens).toBe(1_600);
   });
 
   it('refuses a model without prices as unavailable, and a bad hold time to live', async () => {

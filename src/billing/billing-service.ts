@@ -1,13 +1,16 @@
 /**
- * Reserve, then settle: before a request goes upstream its worst case (estimated input plus the
- * allowed output) is held against the account; when the answer ends the hold is settled at the
- * actual cost. The store does both atomically, so concurrent requests can never spend the same
- * balance twice, and a hold is settled (or released) exactly once.
+ * Reserve, then settle: before a request goes upstream its worst case (a bound of its input plus
+ * the allowed output) is held against the account; when the answer ends the hold is settled at the
+ * actual cost, never more than the hold: whatever an upstream reports beyond it is recorded as an
+ * excess for the operator and not debited, so no balance goes below zero. The store does both
+ * atomically, so concurrent requests can never spend the same balance twice, and a hold is settled
+ * (or expires) exactly once.
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Usage } from '../protocol/canonical.js';
 import type { Charge, Store } from '../store/store.js';
+import { withMargin, type InputBound } from './input-bounds.js';
 import { costOf, type ModelPrices } from './prices.js';
 import { costOfTokens } from './money.js';
 
@@ -26,14 +29,28 @@ export interface BillingServiceDeps {
   store: Store;
   /** Prices by catalog model id (see pricesFromConfig). */
   prices: ReadonlyMap<string, ModelPrices>;
+  /** Input margins and image allowances by catalog model id (see inputBoundsFromConfig); none by default. */
+  inputBounds?: ReadonlyMap<string, InputBound>;
   now?: () => Date;
-  /** A hold not settled within this time (its request crashed) is released by `releaseExpired`. */
+  /** A hold not settled within this time (its request crashed) is ended by `releaseExpired`. */
   holdTtlSeconds: number;
 }
+
+/** What a settlement billed. */
+export interface Settlement {
+  /** Debited: at most the hold. 0 when the hold was already settled or had expired. */
+  billedNanos: bigint;
+  /** Reported beyond the hold: recorded, not debited. */
+  excessNanos: bigint;
+}
+
+const NOTHING_SETTLED: Settlement = Object.freeze({ billedNanos: 0n, excessNanos: 0n });
+const NO_BOUND: InputBound = Object.freeze({ marginPercent: 0, imageTokens: 765 });
 
 export class BillingService {
   private readonly store: Store;
   private readonly prices: ReadonlyMap<string, ModelPrices>;
+  private readonly inputBounds: ReadonlyMap<string, InputBound>;
   private readonly now: () => Date;
   private readonly holdTtlMilliseconds: number;
 
@@ -43,14 +60,24 @@ export class BillingService {
     }
     this.store = deps.store;
     this.prices = deps.prices;
+    this.inputBounds = deps.inputBounds ?? new Map();
     this.now = deps.now ?? (() => new Date());
     this.holdTtlMilliseconds = deps.holdTtlSeconds * 1_000;
   }
 
-  /** Amount to hold: estimated input tokens at the input price + maxOutputTokens at the output price. */
-  holdAmount(model: string, estimatedInputTokens: number, maxOutputTokens: number): bigint {
+  /** The model's input margin and image allowance (what the request body is bounded with). */
+  inputBound(model: string): InputBound {
+    return this.inputBounds.get(model) ?? NO_BOUND;
+  }
+
+  /**
+   * Amount to hold: the input bound (with the model's margin) at the input price + maxOutputTokens
+   * at the output price.
+   */
+  holdAmount(model: string, inputTokenBound: number, maxOutputTokens: number): bigint {
     const prices = this.pricesOf(model);
-    return costOfTokens(estimatedInputTokens, prices.inputPerMillion) + costOfTokens(maxOutputTokens, prices.outputPerMillion);
+    const inputTokens = withMargin(inputTokenBound, this.inputBound(model).marginPercent);
+    return costOfTokens(inputTokens, prices.inputPerMillion) + costOfTokens(maxOutputTokens, prices.outputPerMillion);
   }
 
   /** Opens a hold or throws new GatewayError('insufficient_balance') (403). */
@@ -59,10 +86,11 @@ export class BillingService {
     keyId: string;
     requestId: string;
     model: string;
-    estimatedInputTokens: number;
+    /** A bound of the input tokens the upstream can bill (protocol/input-bound.ts), before the margin. */
+    inputTokenBound: number;
     maxOutputTokens: number;
   }): Promise<Hold> {
-    const amountNanos = this.holdAmount(input.model, input.estimatedInputTokens, input.maxOutputTokens);
+    const amountNanos = this.holdAmount(input.model, input.inputTokenBound, input.maxOutputTokens);
     const hold: Hold = {
       id: `hold_${randomUUID()}`,
       accountId: input.accountId,
@@ -76,8 +104,9 @@ export class BillingService {
       accountId: hold.accountId,
       keyId: hold.keyId,
       requestId: hold.requestId,
+      model: hold.model,
       amountNanos,
-      expiresAt: new Date(this.now().getTime() + this.holdTtlMilliseconds),
+      expiresAt: this.expiryFromNow(),
     });
     // A disabled account also lands here: to the client it is a balance it cannot spend.
     if (!opened) throw new GatewayError('insufficient_balance');
@@ -85,40 +114,41 @@ export class BillingService {
   }
 
   /**
-   * Settles exactly once at the actual cost of `usage` (null or all-zero usage ⇒ nothing billed).
-   * Returns the cost billed: 0 when the hold was already settled or had expired, because then the
-   * store changed nothing.
+   * Settles exactly once at the actual cost of `usage`, capped at the hold (null or all-zero usage
+   * ⇒ nothing billed). Returns nothing billed when the hold was already settled or had expired,
+   * because then the store changed nothing.
    */
-  async settle(hold: Hold, usage: Usage | null): Promise<bigint> {
+  async settle(hold: Hold, usage: Usage | null): Promise<Settlement> {
     const charge = usage === null || isZeroUsage(usage) ? null : this.chargeFor(hold, usage);
     const settled = await this.store.settleHold(hold.id, charge);
-    return settled && charge !== null ? charge.costNanos : 0n;
+    return settled && charge !== null ? { billedNanos: charge.costNanos, excessNanos: charge.excessNanos } : NOTHING_SETTLED;
   }
 
-  /**
-   * Keeps `hold` from expiring while its request runs, however long a stream lasts: its expiry is
-   * pushed forward every third of the time to live. Returns the function that stops it (call it
-   * when settling). A process that dies stops extending, so its holds still expire.
-   */
-  keepAlive(hold: Hold, onError: (error: unknown) => void): () => void {
-    const timer = setInterval(() => {
-      this.store.extendHold(hold.id, new Date(this.now().getTime() + this.holdTtlMilliseconds)).catch(onError);
-    }, Math.max(250, Math.floor(this.holdTtlMilliseconds / 3)));
-    timer.unref();
-    return () => clearInterval(timer);
+  /** What `usage` costs against `hold`, capped at it: what an expired hold would settle. */
+  cappedCost(hold: Hold, usage: Usage): bigint {
+    const cost = costOf(usage, this.pricesOf(hold.model));
+    return cost < hold.amountNanos ? cost : hold.amountNanos;
   }
 
-  /** Releases expired holds; returns how many. */
+  /** A new expiry for a hold whose request is known to be running. */
+  expiryFromNow(): Date {
+    return new Date(this.now().getTime() + this.holdTtlMilliseconds);
+  }
+
+  /** Ends expired holds (each settles its last checkpoint); returns how many. */
   releaseExpired(): Promise<number> {
     return this.store.releaseExpiredHolds(this.now());
   }
 
   private chargeFor(hold: Hold, usage: Usage): Charge {
+    const cost = costOf(usage, this.pricesOf(hold.model));
+    const costNanos = cost < hold.amountNanos ? cost : hold.amountNanos;
     return {
       requestId: hold.requestId,
       keyId: hold.keyId,
       model: hold.model,
-      costNanos: costOf(usage, this.pricesOf(hold.model)),
+      costNanos,
+      excessNanos: cost - costNanos,
       inputTokens: usage.inputTokens,
       cachedInputTokens: usage.cachedInputTokens,
       outputTokens: usage.outputTokens,

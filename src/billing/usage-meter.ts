@@ -1,7 +1,9 @@
 /**
- * Meters one answer's usage from its canonical events. The upstream's own usage wins when it
- * reports one; until then (and for a stream cut short) output is counted as it streams, with the
- * real tokenizer, in bounded batches so that memory per stream stays constant.
+ * Meters one answer's usage from its canonical events. Output is always counted as it streams,
+ * with the real tokenizer, in bounded batches so that memory per stream stays constant; the
+ * upstream's own report wins when it passes a sanity check, and the metered count stands in when
+ * it does not (absurd or negative figures, or none at all: a stream cut short). Counting stops once
+ * the output reaches what the hold covers, since nothing beyond it can be billed.
  */
 import type { CanonicalEvent, Usage } from '../protocol/canonical.js';
 import { countTextTokens } from '../protocol/tokens.js';
@@ -13,6 +15,16 @@ import { countTextTokens } from '../protocol/tokens.js';
  */
 const BATCH_CHARACTERS = 256;
 
+/** The most tokens a sane report claims in one field: no model reads or writes more in one answer. */
+export const MAX_REPORTED_TOKENS = 2_147_483_647;
+
+/** Whether an upstream's usage report can be believed: whole, non-negative, bounded counts. */
+export function isSaneUsage(usage: Usage): boolean {
+  return [usage.inputTokens, usage.cachedInputTokens, usage.outputTokens, usage.reasoningTokens].every(
+    (count) => Number.isSafeInteger(count) && count >= 0 && count <= MAX_REPORTED_TOKENS,
+  );
+}
+
 export class UsageMeter {
   private reported: Usage | undefined;
   private countedOutput = 0;
@@ -21,7 +33,14 @@ export class UsageMeter {
   private pendingReasoning = '';
   private sawOutput = false;
 
-  constructor(private readonly estimatedInputTokens: number) {}
+  /**
+   * @param estimatedInputTokens the gateway's count of the input, billed when no sane report comes
+   * @param maxOutputTokens what the hold covers: counting stops there
+   */
+  constructor(
+    private readonly estimatedInputTokens: number,
+    private readonly maxOutputTokens: number = Number.MAX_SAFE_INTEGER,
+  ) {}
 
   observe(event: CanonicalEvent): void {
     switch (event.type) {
@@ -31,17 +50,17 @@ export class UsageMeter {
       case 'text-delta':
       case 'tool-call-delta':
         this.sawOutput = true;
-        if (this.reported !== undefined) return;
+        if (this.full) return;
         this.pendingOutput += event.delta;
         if (this.pendingOutput.length >= BATCH_CHARACTERS) this.pendingOutput = this.countBefore(this.pendingOutput, 'output');
         return;
       case 'tool-call-start':
         this.sawOutput = true;
-        if (this.reported === undefined) this.pendingOutput += event.name;
+        if (!this.full) this.pendingOutput += event.name;
         return;
       case 'reasoning-delta':
         this.sawOutput = true;
-        if (this.reported !== undefined) return;
+        if (this.full) return;
         this.pendingReasoning += event.delta;
         if (this.pendingReasoning.length >= BATCH_CHARACTERS) this.pendingReasoning = this.countBefore(this.pendingReasoning, 'reasoning');
         return;
@@ -55,17 +74,33 @@ export class UsageMeter {
     return this.sawOutput || this.reported !== undefined;
   }
 
-  /** The usage to bill: the upstream's report, or what was counted so far. */
+  /** Whether the upstream reported usage that failed the sanity check (the metered count stands in). */
+  get rejectedReport(): boolean {
+    return this.reported !== undefined && !isSaneUsage(this.reported);
+  }
+
+  /** The usage to bill: the upstream's report when it is sane, else what was counted so far. */
   usage(): Usage {
-    if (this.reported !== undefined) return this.reported;
-    this.flushOutput();
-    this.flushReasoning();
+    if (this.reported !== undefined && isSaneUsage(this.reported)) return this.reported;
+    return this.metered();
+  }
+
+  /** What the gateway counted itself: its input estimate and the output seen so far. */
+  metered(): Usage {
+    this.countedOutput += countTextTokens(this.pendingOutput);
+    this.pendingOutput = '';
+    this.countedReasoning += countTextTokens(this.pendingReasoning);
+    this.pendingReasoning = '';
     return {
       inputTokens: this.estimatedInputTokens,
       cachedInputTokens: 0,
       outputTokens: this.countedOutput + this.countedReasoning,
       reasoningTokens: this.countedReasoning,
     };
+  }
+
+  private get full(): boolean {
+    return this.countedOutput + this.countedReasoning >= this.maxOutputTokens;
   }
 
   /**
@@ -79,15 +114,5 @@ export class UsageMeter {
     if (kind === 'output') this.countedOutput += tokens;
     else this.countedReasoning += tokens;
     return cut > 0 ? pending.slice(cut) : '';
-  }
-
-  private flushOutput(): void {
-    this.countedOutput += countTextTokens(this.pendingOutput);
-    this.pendingOutput = '';
-  }
-
-  private flushReasoning(): void {
-    this.countedReasoning += countTextTokens(this.pendingReasoning);
-    this.pendingReasoning = '';
   }
 }

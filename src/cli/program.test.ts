@@ -204,24 +204,24 @@ describe('usage', () => {
         { model: 'model-5.6-mini', costNanos: 3n, inputTokens: 7, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0 },
       ];
       for (const [index, charge] of charges.entries()) {
-        const hold = { id: `hold_${index}`, accountId, keyId, requestId: `req_${index}`, amountNanos: 0n, expiresAt: new Date(Date.now() + 60_000) };
+        const hold = { id: `hold_${index}`, accountId, keyId, requestId: `req_${index}`, model: charge.model, amountNanos: 0n, expiresAt: new Date(Date.now() + 60_000) };
         expect(await store.openHold(hold)).toBe(true);
-        expect(await store.settleHold(hold.id, { requestId: hold.requestId, keyId, ...charge })).toBe(true);
+        expect(await store.settleHold(hold.id, { requestId: hold.requestId, keyId, excessNanos: 0n, ...charge })).toBe(true);
       }
     });
 
     const run = await tollgate(['usage', '--account', 'acme']);
     expect(run.code).toBe(0);
     expect(run.stdout.trimEnd().split('\n').map((line) => line.trim().split(/\s{2,}/))).toEqual([
-      ['MODEL', 'REQUESTS', 'INPUT', 'CACHED', 'OUTPUT', 'REASONING', 'COST USD'],
-      ['model-5.6', '2', '1010', '200', '105', '40', '0.0015'],
-      ['model-5.6-mini', '1', '7', '0', '1', '0', '0.000000003'],
-      ['TOTAL', '3', '1017', '200', '106', '40', '0.001500003'],
+      ['MODEL', 'REQUESTS', 'INPUT', 'CACHED', 'OUTPUT', 'REASONING', 'COST USD', 'EXCESS USD'],
+      ['model-5.6', '2', '1010', '200', '105', '40', '0.0015', '0'],
+      ['model-5.6-mini', '1', '7', '0', '1', '0', '0.000000003', '0'],
+      ['TOTAL', '3', '1017', '200', '106', '40', '0.001500003', '0'],
     ]);
 
     const report = (await tollgateJson(['usage', '--since', '2000-01-01'])) as { models: unknown[]; total: unknown };
     expect(report.models).toHaveLength(2);
-    expect(report.total).toEqual({ requests: 3, input_tokens: 1017, cached_input_tokens: 200, output_tokens: 106, reasoning_tokens: 40, cost_usd: '0.001500003' });
+    expect(report.total).toEqual({ requests: 3, input_tokens: 1017, cached_input_tokens: 200, output_tokens: 106, reasoning_tokens: 40, cost_usd: '0.001500003', excess_usd: '0' });
     expect((await tollgate(['usage', '--since', '2999-01-01T00:00:00Z'])).stdout).toBe('No usage recorded.\n');
   });
 });

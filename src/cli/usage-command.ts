@@ -26,7 +26,7 @@ export function registerUsageCommand(program: Command, context: CommandContext):
             : formatTable(
                 [
                   { header: 'MODEL' },
-                  ...['REQUESTS', 'INPUT', 'CACHED', 'OUTPUT', 'REASONING', 'COST USD'].map((header) => ({
+                  ...['REQUESTS', 'INPUT', 'CACHED', 'OUTPUT', 'REASONING', 'COST USD', 'EXCESS USD'].map((header) => ({
                     header,
                     align: 'right' as const,
                   })),
@@ -45,5 +45,5 @@ function totalsCells(totals: UsageTotals): string[] {
     totals.cachedInputTokens,
     totals.outputTokens,
     totals.reasoningTokens,
-  ].map(String).concat(formatUsd(totals.costNanos));
+  ].map(String).concat(formatUsd(totals.costNanos), formatUsd(totals.excessNanos));
 }

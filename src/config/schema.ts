@@ -20,6 +20,19 @@ const timeouts = z
 
 const defaultTimeouts = { connect_ms: 5_000, first_byte_ms: 60_000, idle_ms: 60_000 };
 
+/**
+ * How far a hold reaches beyond the gateway's own count of a request's input on this provider
+ * (defaults per type in billing/input-bounds.ts): its tokenizer may count more, and images cost by
+ * its own formula.
+ */
+const inputBound = z
+  .object({
+    margin_percent: z.number().int().min(0).max(1_000).optional(),
+    image_tokens: z.number().int().min(0).max(1_000_000).optional(),
+  })
+  .strict()
+  .optional();
+
 /** Failures the simulated provider can inject, for tests and demos. */
 const simulatedFailure = z
   .object({
@@ -37,6 +50,7 @@ const simulatedProvider = z
     pace_ms: z.number().int().nonnegative().default(0),
     failure: simulatedFailure.default({ mode: 'none', after_chunks: 2 }),
     timeouts: timeouts.default(defaultTimeouts),
+    input_bound: inputBound,
   })
   .strict();
 
@@ -51,6 +65,7 @@ const openaiProvider = z
     /** Which creation endpoints the upstream speaks. */
     api: z.enum(['chat', 'responses', 'both']).default('both'),
     timeouts: timeouts.default(defaultTimeouts),
+    input_bound: inputBound,
   })
   .strict();
 
@@ -64,6 +79,7 @@ const anthropicProvider = z
     /** Sent as the `anthropic-version` header. */
     version: z.string().min(1).default('2023-06-01'),
     timeouts: timeouts.default(defaultTimeouts),
+    input_bound: inputBound,
   })
   .strict();
 
@@ -75,6 +91,7 @@ const geminiProvider = z
     base_url: z.url(),
     api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
     timeouts: timeouts.default(defaultTimeouts),
+    input_bound: inputBound,
   })
   .strict();
 
@@ -122,11 +139,13 @@ export const configFileSchema = z
       .default({ requests: 600, window_seconds: 60, tokens_per_minute: 0, on_backend_failure: 'open' }),
     billing: z
       .object({
-        /** A hold not settled within this time (a crash) is released. */
+        /** A hold not settled within this time (a crash) is settled at its last checkpoint. */
         hold_ttl_seconds: z.number().int().positive().default(900),
+        /** How often running requests record their metered usage: what a crash can lose at most. */
+        checkpoint_seconds: z.number().positive().max(60).default(2),
       })
       .strict()
-      .default({ hold_ttl_seconds: 900 }),
+      .default({ hold_ttl_seconds: 900, checkpoint_seconds: 2 }),
     limits: z
       .object({ max_body_bytes: z.number().int().positive().default(8 * 1024 * 1024) })
       .strict()

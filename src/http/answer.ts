@@ -8,9 +8,11 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Logger } from 'pino';
 import type { BillingService, Hold } from '../billing/billing-service.js';
+import type { HoldKeeper } from '../billing/hold-keeper.js';
 import { UsageMeter } from '../billing/usage-meter.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CanonicalEvent, Usage } from '../protocol/canonical.js';
+import { walkInputBound } from '../protocol/input-bound.js';
 import { estimateInputTokens } from '../protocol/tokens.js';
 import type { PassthroughFrame } from '../providers/provider.js';
 import type { Limiter } from '../ratelimit/limiter.js';
@@ -22,6 +24,8 @@ import { limitTokens, requireContext } from './api-hooks.js';
 import { parseJsonBody } from './body.js';
 import { createResponseKeeper, expandConversation, KEEP_NOTHING, passthroughResponse, type KeepResponse } from './stored-responses.js';
 import type { InFlight } from './in-flight.js';
+import type { Metrics } from './metrics.js';
+import { runYielding } from './run-yielding.js';
 import type { SettleRetrier } from './settle-retry.js';
 import type { ClientEncoder, SurfaceAdapter } from './surfaces.js';
 
@@ -33,6 +37,9 @@ export interface AnswerServices {
   catalog: Catalog;
   router: Router;
   billing: BillingService;
+  /** Keeps running requests' holds alive and checkpoints their metered usage. */
+  holdKeeper: HoldKeeper;
+  metrics: Pick<Metrics, 'billingExcess' | 'rejectedUsageReports'>;
   limiter: Limiter;
   /** Stored responses (Responses `store` and `previous_response_id`). */
   store: Store;
@@ -65,19 +72,26 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
     // Before the estimate, so that the hold covers the whole conversation the upstream will read.
     const conversation = await expandConversation(services.store, context.account.id, decodedBody);
     const decoded = conversation.decoded;
-    const estimatedInputTokens = estimateInputTokens(decoded.request);
     const maxOutputTokens = Math.min(decoded.request.maxOutputTokens ?? model.maxOutputTokens, model.maxOutputTokens);
-    await limitTokens(services.limiter, request, reply, estimatedInputTokens + maxOutputTokens);
+    // The hold covers every byte the upstream may read: the whole client body (what a pass-through
+    // forwards), plus the stored turns a `previous_response_id` brings in. Counted in slices so that
+    // a large body never holds the event loop (docs/architecture.md, Money).
+    const imageTokens = services.billing.inputBound(model.id).imageTokens;
+    let inputTokenBound = await runYielding(walkInputBound(body, { imageTokens }));
+    const estimatedInputTokens = estimateInputTokens(decoded.request);
+    if (decoded.previousResponseId !== null) inputTokenBound += estimatedInputTokens;
+    await limitTokens(services.limiter, request, reply, inputTokenBound + maxOutputTokens);
     const openedAt = services.now();
     const hold = await services.billing.reserve({
       accountId: context.account.id,
       keyId: context.key.id,
       requestId: request.id,
       model: model.id,
-      estimatedInputTokens,
+      inputTokenBound,
       maxOutputTokens,
     });
-    const settle = createSettler(services, hold, request, openedAt);
+    const meter = new UsageMeter(estimatedInputTokens, maxOutputTokens);
+    const settle = createSettler(services, hold, meter, request, openedAt);
     if (abort.signal.aborted) {
       // Nobody to answer: release the hold now rather than at its expiry. 499 is the usual
       // "client closed request"; it reaches only the logs and metrics.
@@ -105,7 +119,6 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       throw error;
     }
 
-    const meter = new UsageMeter(estimatedInputTokens);
     let answer: Answer;
     try {
       const encoder = adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
@@ -147,17 +160,25 @@ interface Answer {
   keep: KeepResponse;
 }
 
-function createSettler(services: AnswerServices, hold: Hold, request: FastifyRequest, openedAt: number): Settle {
+function createSettler(services: AnswerServices, hold: Hold, meter: UsageMeter, request: FastifyRequest, openedAt: number): Settle {
   let settled = false;
   const end = services.inFlight.begin();
-  const stopKeepAlive = services.billing.keepAlive(hold, (error) => request.log.warn({ err: error, holdId: hold.id }, 'extending the hold failed'));
+  const stopKeeping = services.holdKeeper.track(hold, () => meter.metered());
   return async (usage) => {
     if (settled) return;
     settled = true;
-    stopKeepAlive();
+    stopKeeping();
+    if (meter.rejectedReport) {
+      services.metrics.rejectedUsageReports.inc({ model: hold.model });
+      request.log.warn({ model: hold.model, holdId: hold.id }, 'the upstream reported usage that fails the sanity check; billing the metered count');
+    }
     try {
-      const cost = await services.billing.settle(hold, usage);
-      request.log.info({ model: hold.model, keyId: hold.keyId, usage, costNanos: cost.toString() }, 'settled');
+      const { billedNanos, excessNanos } = await services.billing.settle(hold, usage);
+      if (excessNanos > 0n) {
+        services.metrics.billingExcess.inc({ model: hold.model }, Number(excessNanos));
+        request.log.warn({ model: hold.model, holdId: hold.id, excessNanos: excessNanos.toString() }, 'the upstream reported more than the hold covers; the excess is recorded, not billed');
+      }
+      request.log.info({ model: hold.model, keyId: hold.keyId, usage, costNanos: billedNanos.toString() }, 'settled');
     } catch (error) {
       // Not the client's problem: the retrier settles it once the database answers again.
       request.log.error({ err: error, holdId: hold.id }, 'settling the hold failed; retrying in the background');

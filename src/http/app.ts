@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { BillingService } from '../billing/billing-service.js';
+import type { HoldKeeper } from '../billing/hold-keeper.js';
 import type { ConfigFile } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Limiter } from '../ratelimit/limiter.js';
@@ -29,6 +30,7 @@ export interface AppDeps {
   catalog: Catalog;
   router: Router;
   billing: BillingService;
+  holdKeeper: HoldKeeper;
   limiter: Limiter;
   authenticator: Authenticator;
   store: Store;
@@ -88,6 +90,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     catalog: deps.catalog,
     router: deps.router,
     billing: deps.billing,
+    holdKeeper: deps.holdKeeper,
+    metrics: deps.metrics,
     limiter: deps.limiter,
     store: deps.store,
     inFlight: deps.inFlight,

@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
 import { BillingService } from '../billing/billing-service.js';
+import { HoldKeeper } from '../billing/hold-keeper.js';
+import { inputBoundsFromConfig } from '../billing/input-bounds.js';
 import { pricesFromConfig } from '../billing/prices.js';
 import type { ConfigFile } from '../config/schema.js';
 import { closeProviders, createProviders } from '../providers/registry.js';
@@ -58,8 +60,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const billing = new BillingService({
     store: options.store,
     prices: pricesFromConfig(options.config.models),
+    inputBounds: inputBoundsFromConfig(options.config),
     now: () => new Date(now()),
     holdTtlSeconds: options.config.billing.hold_ttl_seconds,
+  });
+  const holdTtlMs = options.config.billing.hold_ttl_seconds * 1000;
+  const holdKeeper = new HoldKeeper({
+    store: options.store,
+    billing,
+    // Often enough to extend a hold within its first third, however short its TTL.
+    intervalMs: Math.max(50, Math.min(options.config.billing.checkpoint_seconds * 1000, holdTtlMs / 3)),
+    extendAfterMs: holdTtlMs / 3,
+    now,
+    onError: (error) => options.logger.warn({ err: error }, 'checkpointing running holds failed'),
   });
   const inFlight = new InFlight();
   const settleRetrier = createSettleRetrier({
@@ -72,6 +85,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     catalog,
     router,
     billing,
+    holdKeeper,
     limiter: options.limiter,
     authenticator,
     store: options.store,

@@ -54,7 +54,7 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5
 }
 
 async function reserve(requestId: string): Promise<Hold> {
-  return billing.reserve({ accountId: 'acct', keyId: 'key', requestId, model: 'gpt-test', estimatedInputTokens: 1_000, maxOutputTokens: 1_000 });
+  return billing.reserve({ accountId: 'acct', keyId: 'key', requestId, model: 'gpt-test', inputTokenBound: 1_000, maxOutputTokens: 1_000 });
 }
 
 async function charges(): Promise<number> {
@@ -110,7 +110,7 @@ describe('settle retrier', () => {
 
   it('never bills twice when the first attempt did commit after all', async () => {
     const hold = await reserve('req_2');
-    expect(await billing.settle(hold, USAGE)).toBe(COST);
+    expect((await billing.settle(hold, USAGE)).billedNanos).toBe(COST);
     // As if the commit's acknowledgement had been lost: the gateway saw an error and hands it over.
     const retrying = makeRetrier({ maxAgeMs: 60_000, initialDelayMs: 1 });
     retrying.retry(hold, USAGE, Date.now());

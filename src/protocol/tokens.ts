@@ -1,7 +1,12 @@
 /**
- * Token counting with the real tokenizer (gpt-tokenizer, o200k_base). The one place that calls it,
- * so that client text containing special-token markers such as `<|endoftext|>` is counted as plain
- * text instead of throwing.
+ * Token counting with the real tokenizer (gpt-tokenizer, o200k_base), bounded so that no input can
+ * make it slow. The one place that calls the tokenizer, so that client text containing special-token
+ * markers such as `<|endoftext|>` is counted as plain text instead of throwing.
+ *
+ * BPE is quadratic in the length of one pre-token (262,144 letters "a" took 25 s of CPU), so a run of
+ * more than MAX_TOKENIZED_RUN characters of one class (letters, punctuation, white space) is not
+ * tokenized: it is bounded by its UTF-8 byte count instead, which no byte-level BPE can exceed (every
+ * token stands for at least one byte). What is left between such runs tokenizes in linear time.
  */
 import { countTokens, encode } from 'gpt-tokenizer';
 import type { CanonicalRequest, ContentPart, InputItem } from './canonical.js';
@@ -12,15 +17,48 @@ const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 const TOKENS_PER_ITEM = 4;
 const TOKENS_PER_REPLY = 3;
 /** A flat allowance for an image (a high-detail 512px tile set); images are billed by the upstream. */
-const TOKENS_PER_IMAGE = 765;
+export const TOKENS_PER_IMAGE = 765;
 
-/** The token ids of `text`, special-token spellings treated as plain text. */
+/** Longest run of one character class that is tokenized; longer runs count their UTF-8 bytes. */
+export const MAX_TOKENIZED_RUN = 64;
+/** Digits are left out: o200k splits them into groups of at most three, which stays linear. */
+const LONG_RUN = new RegExp(
+  `[\\p{L}\\p{M}]{${MAX_TOKENIZED_RUN + 1},}|[^\\s\\p{L}\\p{M}\\p{N}]{${MAX_TOKENIZED_RUN + 1},}|\\s{${MAX_TOKENIZED_RUN + 1},}`,
+  'gu',
+);
+
+/** The token ids of `text`, special-token spellings treated as plain text. Only for bounded, trusted text. */
 export function encodeText(text: string): number[] {
   return encode(text, NO_SPECIAL_TOKENS);
 }
 
+/** The UTF-8 length of `text`, without allocating it (an upper bound of its byte-level BPE tokens). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    // A surrogate is half of a 4-byte character.
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code >= 0xd800 && code <= 0xdfff ? 2 : 3;
+  }
+  return bytes;
+}
+
+/**
+ * The tokens of `text`: exact for ordinary text, an upper bound where it holds runs longer than
+ * MAX_TOKENIZED_RUN. Linear in the length of `text`.
+ */
 export function countTextTokens(text: string): number {
-  return text === '' ? 0 : countTokens(text, NO_SPECIAL_TOKENS);
+  if (text === '') return 0;
+  if (text.length <= MAX_TOKENIZED_RUN) return countTokens(text, NO_SPECIAL_TOKENS);
+  let total = 0;
+  let from = 0;
+  for (const run of text.matchAll(LONG_RUN)) {
+    if (run.index > from) total += countTokens(text.slice(from, run.index), NO_SPECIAL_TOKENS);
+    total += utf8Length(run[0]);
+    from = run.index + run[0].length;
+  }
+  if (from < text.length) total += from === 0 ? countTokens(text, NO_SPECIAL_TOKENS) : countTokens(text.slice(from), NO_SPECIAL_TOKENS);
+  return total;
 }
 
 function partTokens(part: ContentPart): number {
@@ -46,9 +84,9 @@ function itemTokens(item: InputItem): number {
 }
 
 /**
- * An estimate of the input tokens of a request, made before calling the upstream, to size the
- * hold and the token rate limit. It counts the same framing as OpenAI's chat format, so for the
- * simulated provider it is exact and for real upstreams it is close.
+ * An estimate of the input tokens of a canonical request, with the same framing as OpenAI's chat
+ * format: for the simulated provider it is its exact input count. Holds are sized from the whole
+ * client body instead (input-bound.ts), which covers every byte forwarded upstream.
  */
 export function estimateInputTokens(request: CanonicalRequest): number {
   let total = TOKENS_PER_REPLY;

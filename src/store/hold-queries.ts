@@ -6,9 +6,9 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import type { Charge, NewHold } from './store.js';
-import { appendLedgerEntry, assertNonNegativeAmount, assertTokenCounts, chargeCountsAnything } from './ledger-queries.js';
-import { toBigInt, toEpochMilliseconds, toSafeNumber, toText } from './row-decoding.js';
+import type { Charge, HoldCheckpoint, NewHold } from './store.js';
+import { appendLedgerEntry, assertNonNegativeAmount, assertTokenCounts, chargeCountsAnything, EXCESS_NOTE, EXPIRED_HOLD_NOTE, NO_TOKENS } from './ledger-queries.js';
+import { toBigInt, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
 
 /** Runs `work` in one database transaction (engine-specific: see open-store.ts). */
 export type Transact = <T>(work: (transaction: Kysely<Database>) => Promise<T>) => Promise<T>;
@@ -38,6 +38,7 @@ export async function openHold(transact: Transact, hold: NewHold, now: Date): Pr
         account_id: hold.accountId,
         key_id: hold.keyId,
         request_id: hold.requestId,
+        model: hold.model,
         amount_nanos: hold.amountNanos,
         state: 'open',
         expires_at: expiresAt,
@@ -51,6 +52,7 @@ export async function openHold(transact: Transact, hold: NewHold, now: Date): Pr
 export async function settleHold(transact: Transact, holdId: string, charge: Charge | null, now: Date): Promise<boolean> {
   if (charge !== null) {
     assertNonNegativeAmount(charge.costNanos, 'charge cost');
+    assertNonNegativeAmount(charge.excessNanos, 'charge excess');
     assertTokenCounts(charge);
   }
   const createdAt = toEpochMilliseconds(now, 'now');
@@ -87,19 +89,51 @@ export async function settleHold(transact: Transact, holdId: string, charge: Cha
         note: null,
         createdAt,
       });
+      if (charge.excessNanos > 0n) await appendExcess(transaction, accountId, charge, createdAt);
     }
     return true;
   });
 }
 
-export async function extendHold(db: Kysely<Database>, holdId: string, expiresAt: Date): Promise<boolean> {
-  const updated = await db
-    .updateTable('holds')
-    .set({ expires_at: toEpochMilliseconds(expiresAt, 'hold expiresAt') })
-    .where('id', '=', holdId)
-    .where('state', '=', 'open')
-    .executeTakeFirst();
-  return updated.numUpdatedRows === 1n;
+/** The cost an upstream reported beyond the hold: recorded for the operator, never debited. */
+async function appendExcess(transaction: Kysely<Database>, accountId: string, charge: Charge, createdAt: number): Promise<void> {
+  await appendLedgerEntry(transaction, {
+    accountId,
+    kind: 'excess',
+    amountNanos: charge.excessNanos,
+    requestId: charge.requestId,
+    keyId: charge.keyId,
+    model: charge.model,
+    tokens: NO_TOKENS,
+    note: EXCESS_NOTE,
+    createdAt,
+  });
+}
+
+export async function checkpointHolds(transact: Transact, checkpoints: readonly HoldCheckpoint[]): Promise<void> {
+  for (const checkpoint of checkpoints) {
+    assertNonNegativeAmount(checkpoint.costNanos, 'checkpoint cost');
+    assertTokenCounts(checkpoint.tokens);
+  }
+  if (checkpoints.length === 0) return;
+  await transact(async (transaction) => {
+    for (const checkpoint of checkpoints) {
+      // The sweep that settles it caps the cost at the hold again (releaseOne).
+      await transaction
+        .updateTable('holds')
+        .set({
+          expires_at: toEpochMilliseconds(checkpoint.expiresAt, 'hold expiresAt'),
+          checkpoint_cost_nanos: checkpoint.costNanos,
+          checkpoint_input_tokens: checkpoint.tokens.inputTokens,
+          checkpoint_cached_input_tokens: checkpoint.tokens.cachedInputTokens,
+          checkpoint_output_tokens: checkpoint.tokens.outputTokens,
+          checkpoint_reasoning_tokens: checkpoint.tokens.reasoningTokens,
+        })
+        .where('id', '=', checkpoint.holdId)
+        .where('state', '=', 'open')
+        .execute();
+    }
+  });
 }
 
 /**
@@ -119,29 +153,63 @@ export async function releaseExpiredHolds(db: Kysely<Database>, transact: Transa
       .limit(RELEASE_BATCH_SIZE)
       .execute();
     for (const candidate of candidates) {
-      if (await releaseOne(transact, toText(candidate.id, 'holds.id'))) released += 1;
+      if (await releaseOne(transact, toText(candidate.id, 'holds.id'), cutoff)) released += 1;
     }
     // Every candidate has left the open state (by us or a settle), so the next batch is new ones.
     if (candidates.length < RELEASE_BATCH_SIZE) return released;
   }
 }
 
-async function releaseOne(transact: Transact, holdId: string): Promise<boolean> {
+async function releaseOne(transact: Transact, holdId: string, createdAt: number): Promise<boolean> {
   return transact(async (transaction) => {
     const expired = await transaction
       .updateTable('holds')
       .set({ state: 'expired' })
       .where('id', '=', holdId)
       .where('state', '=', 'open')
-      .returning(['account_id', 'amount_nanos'])
+      .returning([
+        'account_id',
+        'key_id',
+        'request_id',
+        'model',
+        'amount_nanos',
+        'checkpoint_cost_nanos',
+        'checkpoint_input_tokens',
+        'checkpoint_cached_input_tokens',
+        'checkpoint_output_tokens',
+        'checkpoint_reasoning_tokens',
+      ])
       .executeTakeFirst();
     if (expired === undefined) return false;
+    const accountId = toText(expired.account_id, 'holds.account_id');
     const heldNanos = toBigInt(expired.amount_nanos, 'holds.amount_nanos');
+    const checkpointNanos = toBigInt(expired.checkpoint_cost_nanos, 'holds.checkpoint_cost_nanos');
+    const costNanos = checkpointNanos < heldNanos ? checkpointNanos : heldNanos;
+    const tokens = {
+      inputTokens: toSafeNumber(expired.checkpoint_input_tokens, 'holds.checkpoint_input_tokens'),
+      cachedInputTokens: toSafeNumber(expired.checkpoint_cached_input_tokens, 'holds.checkpoint_cached_input_tokens'),
+      outputTokens: toSafeNumber(expired.checkpoint_output_tokens, 'holds.checkpoint_output_tokens'),
+      reasoningTokens: toSafeNumber(expired.checkpoint_reasoning_tokens, 'holds.checkpoint_reasoning_tokens'),
+    };
     await transaction
       .updateTable('accounts')
-      .set((eb) => ({ reserved_nanos: eb('reserved_nanos', '-', heldNanos) }))
-      .where('id', '=', toText(expired.account_id, 'holds.account_id'))
+      .set((eb) => ({ reserved_nanos: eb('reserved_nanos', '-', heldNanos), balance_nanos: eb('balance_nanos', '-', costNanos) }))
+      .where('id', '=', accountId)
       .execute();
+    // What the crashed request had delivered by its last checkpoint is billed, once.
+    if (chargeCountsAnything(costNanos, tokens)) {
+      await appendLedgerEntry(transaction, {
+        accountId,
+        kind: 'charge',
+        amountNanos: costNanos,
+        requestId: toText(expired.request_id, 'holds.request_id'),
+        keyId: toText(expired.key_id, 'holds.key_id'),
+        model: toNullableText(expired.model, 'holds.model'),
+        tokens,
+        note: EXPIRED_HOLD_NOTE,
+        createdAt,
+      });
+    }
     return true;
   });
 }

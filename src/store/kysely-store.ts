@@ -14,6 +14,7 @@ import type {
   KeyWithAccount,
   LedgerEntry,
   InstanceRecord,
+  HoldCheckpoint,
   NewHold,
   Store,
   StoredResponse,
@@ -274,8 +275,8 @@ export class KyselyStore implements Store {
     return holds.settleHold(this.transact, holdId, charge, this.now());
   }
 
-  extendHold(holdId: string, expiresAt: Date): Promise<boolean> {
-    return holds.extendHold(this.db, holdId, expiresAt);
+  checkpointHolds(checkpoints: readonly HoldCheckpoint[]): Promise<void> {
+    return holds.checkpointHolds(this.transact, checkpoints);
   }
 
   releaseExpiredHolds(now: Date): Promise<number> {

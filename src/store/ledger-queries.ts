@@ -10,6 +10,11 @@ import { decodeLedgerEntry, decodeUsageRow, toEpochMilliseconds } from './row-de
 /** The largest token count a ledger column holds (PostgreSQL `integer`). */
 const MAX_TOKEN_COUNT = 2_147_483_647;
 
+/** The note on an `excess` entry. */
+export const EXCESS_NOTE = 'reported beyond the hold; not debited';
+/** The note on the charge an expired hold settles from its last checkpoint. */
+export const EXPIRED_HOLD_NOTE = 'hold expired: usage metered before its process stopped';
+
 export const NO_TOKENS: TokenCounts = Object.freeze({ inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 });
 
 export interface NewLedgerEntry {
@@ -58,18 +63,19 @@ export async function listLedger(db: Kysely<Database>, accountId: string): Promi
  * widens `sum(bigint)` to `numeric` (which pg returns as a string) while SQLite keeps integers.
  */
 export async function usageReport(db: Kysely<Database>, filter: { accountId?: string; since?: Date }): Promise<UsageRow[]> {
-  let query = db.selectFrom('ledger').where('kind', '=', 'charge');
+  let query = db.selectFrom('ledger').where('kind', 'in', ['charge', 'excess']);
   if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
   if (filter.since !== undefined) query = query.where('created_at', '>=', BigInt(toEpochMilliseconds(filter.since, 'since')));
   const rows = await query
-    .select((eb) => [
+    .select(() => [
       'model',
-      eb.fn.countAll().as('requests'),
+      sql<bigint>`cast(sum(case when kind = 'charge' then 1 else 0 end) as bigint)`.as('requests'),
       sql<bigint>`cast(sum(input_tokens) as bigint)`.as('input_tokens'),
       sql<bigint>`cast(sum(cached_input_tokens) as bigint)`.as('cached_input_tokens'),
       sql<bigint>`cast(sum(output_tokens) as bigint)`.as('output_tokens'),
       sql<bigint>`cast(sum(reasoning_tokens) as bigint)`.as('reasoning_tokens'),
-      sql<bigint>`cast(sum(amount_nanos) as bigint)`.as('cost_nanos'),
+      sql<bigint>`cast(sum(case when kind = 'charge' then amount_nanos else 0 end) as bigint)`.as('cost_nanos'),
+      sql<bigint>`cast(sum(case when kind = 'excess' then amount_nanos else 0 end) as bigint)`.as('excess_nanos'),
     ])
     .groupBy('model')
     .orderBy('model', 'asc')

@@ -74,12 +74,12 @@ describe('openStore on SQLite', () => {
   it('enforces foreign keys', async () => {
     const store = await openStore('sqlite::memory:');
     await expect(
-      store.openHold({ id: 'h', accountId: 'missing', keyId: 'missing', requestId: 'r', amountNanos: 0n, expiresAt: new Date() }),
+      store.openHold({ id: 'h', accountId: 'missing', keyId: 'missing', requestId: 'r', model: 'm', amountNanos: 0n, expiresAt: new Date() }),
     ).resolves.toBe(false);
     await store.createAccount({ id: 'a', name: 'a', openingBalanceNanos: 10n });
     // The account exists but the key does not: the hold row violates its foreign key, and the
     // reservation made in the same transaction is rolled back with it.
-    await expect(store.openHold({ id: 'h', accountId: 'a', keyId: 'missing', requestId: 'r', amountNanos: 4n, expiresAt: new Date() })).rejects.toThrow(
+    await expect(store.openHold({ id: 'h', accountId: 'a', keyId: 'missing', requestId: 'r', model: 'm', amountNanos: 4n, expiresAt: new Date() })).rejects.toThrow(
       /FOREIGN KEY/,
     );
     expect((await store.findAccount('a'))?.reservedNanos).toBe(0n);

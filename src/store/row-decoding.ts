@@ -156,7 +156,7 @@ export interface LedgerRow {
 
 export function decodeLedgerEntry(row: LedgerRow): LedgerEntry {
   const kind = toText(row.kind, 'ledger.kind');
-  if (kind !== 'credit' && kind !== 'charge') throw new StoreDataError(`ledger.kind: unknown kind ${JSON.stringify(kind)}`);
+  if (kind !== 'credit' && kind !== 'charge' && kind !== 'excess') throw new StoreDataError(`ledger.kind: unknown kind ${JSON.stringify(kind)}`);
   return {
     id: toSafeNumber(row.id, 'ledger.id'),
     accountId: toText(row.account_id, 'ledger.account_id'),
@@ -182,6 +182,7 @@ export interface UsageQueryRow {
   output_tokens: unknown;
   reasoning_tokens: unknown;
   cost_nanos: unknown;
+  excess_nanos: unknown;
 }
 
 export function decodeUsageRow(row: UsageQueryRow): UsageRow {
@@ -193,6 +194,7 @@ export function decodeUsageRow(row: UsageQueryRow): UsageRow {
     outputTokens: toSafeNumber(row.output_tokens, 'usage.output_tokens'),
     reasoningTokens: toSafeNumber(row.reasoning_tokens, 'usage.reasoning_tokens'),
     costNanos: toBigInt(row.cost_nanos, 'usage.cost_nanos'),
+    excessNanos: toBigInt(row.excess_nanos, 'usage.excess_nanos'),
   };
 }
 

@@ -57,9 +57,18 @@ export interface HoldsTable {
   state: HoldState;
   expires_at: Int64;
   created_at: Int64;
+  /** Catalog model id (migration 0003): prices what an expired hold settles. */
+  model: string | null;
+  /** Usage metered so far by the running request (migration 0003); an expired hold settles it. */
+  checkpoint_cost_nanos: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  checkpoint_input_tokens: ColumnType<bigint | number, number | undefined, number>;
+  checkpoint_cached_input_tokens: ColumnType<bigint | number, number | undefined, number>;
+  checkpoint_output_tokens: ColumnType<bigint | number, number | undefined, number>;
+  checkpoint_reasoning_tokens: ColumnType<bigint | number, number | undefined, number>;
 }
 
-export type LedgerKind = 'credit' | 'charge';
+/** `excess` (migration 0003): cost reported beyond a hold, recorded and never debited. */
+export type LedgerKind = 'credit' | 'charge' | 'excess';
 
 export interface LedgerTable {
   id: Generated<bigint | number>;

@@ -8,7 +8,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import { assertNonNegativeAmount, assertTokenCounts, chargeCountsAnything } from './ledger-queries.js';
+import { assertNonNegativeAmount, assertTokenCounts, chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
 import { toBigInt, toEpochMilliseconds, toText } from './row-decoding.js';
 import type { Database } from './schema.js';
 import type { Charge, NewHold } from './store.js';
@@ -28,7 +28,7 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
     'UPDATE accounts SET reserved_nanos = reserved_nanos + ? WHERE id = ? AND disabled = 0 AND balance_nanos - reserved_nanos >= ?',
   );
   const insertHold = connection.prepare(
-    "INSERT INTO holds (id, account_id, key_id, request_id, amount_nanos, state, expires_at, created_at) VALUES (?, ?, ?, ?, ?, 'open', ?, ?)",
+    "INSERT INTO holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?)",
   );
   const markSettled = connection.prepare("UPDATE holds SET state = 'settled' WHERE id = ? AND state = 'open' RETURNING account_id, amount_nanos");
   const release = connection.prepare('UPDATE accounts SET reserved_nanos = reserved_nanos - ?, balance_nanos = balance_nanos - ? WHERE id = ?');
@@ -36,10 +36,13 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
     `INSERT INTO ledger (account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, note, created_at)
      VALUES (?, 'charge', ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
   );
+  const appendExcess = connection.prepare(
+    `INSERT INTO ledger (account_id, kind, amount_nanos, request_id, key_id, model, note, created_at) VALUES (?, 'excess', ?, ?, ?, ?, ?, ?)`,
+  );
 
   const open = connection.transaction((hold: NewHold, createdAt: number): boolean => {
     if (reserve.run(hold.amountNanos, hold.accountId, hold.amountNanos).changes !== 1) return false;
-    insertHold.run(hold.id, hold.accountId, hold.keyId, hold.requestId, hold.amountNanos, toEpochMilliseconds(hold.expiresAt, 'hold expiresAt'), createdAt);
+    insertHold.run(hold.id, hold.accountId, hold.keyId, hold.requestId, hold.model, hold.amountNanos, toEpochMilliseconds(hold.expiresAt, 'hold expiresAt'), createdAt);
     return true;
   });
   const settle = connection.transaction((holdId: string, charge: Charge | null, createdAt: number): boolean => {
@@ -62,6 +65,7 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
         charge.reasoningTokens,
         createdAt,
       );
+      if (charge.excessNanos > 0n) appendExcess.run(accountId, charge.excessNanos, charge.requestId, charge.keyId, charge.model, EXCESS_NOTE, createdAt);
     }
     return true;
   });
@@ -82,6 +86,7 @@ export function createSqliteHoldStatements(db: Kysely<Database>, connection: Bet
     async settleHold(holdId, charge, now) {
       if (charge !== null) {
         assertNonNegativeAmount(charge.costNanos, 'charge cost');
+        assertNonNegativeAmount(charge.excessNanos, 'charge excess');
         assertTokenCounts(charge);
       }
       const createdAt = toEpochMilliseconds(now, 'now');

@@ -97,11 +97,11 @@ function defineStoreSuite(createDatabase: () => Promise<TestDatabase>): void {
   }
 
   function hold(accountId: string, keyId: string, amountNanos: bigint, expiresAt = new Date(clock.getTime() + 60_000)): NewHold {
-    return { id: unique('hold'), accountId, keyId, requestId: unique('req'), amountNanos, expiresAt };
+    return { id: unique('hold'), accountId, keyId, requestId: unique('req'), model: 'gpt-test', amountNanos, expiresAt };
   }
 
   function charge(keyId: string, costNanos: bigint, model = 'gpt-test', tokens = { inputTokens: 100, cachedInputTokens: 20, outputTokens: 50, reasoningTokens: 10 }): Charge {
-    return { requestId: unique('req'), keyId, model, costNanos, ...tokens };
+    return { requestId: unique('req'), keyId, model, costNanos, excessNanos: 0n, ...tokens };
   }
 
   async function expectLedgerInvariant(accountId: string): Promise<void> {
@@ -480,11 +480,11 @@ function defineStoreSuite(createDatabase: () => Promise<TestDatabase>): void {
       await bill(otherAccountId, otherKeyId, 'model-a', 99n);
 
       expect(await store.usageReport({ accountId })).toEqual([
-        { model: 'model-a', requests: 2, inputTokens: 20, cachedInputTokens: 4, outputTokens: 10, reasoningTokens: 2, costNanos: 50n },
-        { model: 'model-b', requests: 1, inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1, costNanos: 10n },
+        { model: 'model-a', requests: 2, inputTokens: 20, cachedInputTokens: 4, outputTokens: 10, reasoningTokens: 2, costNanos: 50n, excessNanos: 0n },
+        { model: 'model-b', requests: 1, inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1, costNanos: 10n, excessNanos: 0n },
       ]);
       expect(await store.usageReport({ accountId, since: clock })).toEqual([
-        { model: 'model-a', requests: 1, inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1, costNanos: 30n },
+        { model: 'model-a', requests: 1, inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1, costNanos: 30n, excessNanos: 0n },
       ]);
       const everyone = await store.usageReport({ since: clock });
       expect(everyone.find((row) => row.model === 'model-a')).toMatchObject({ requests: 2, costNanos: 129n });

@@ -49,14 +49,29 @@ export interface Charge extends TokenCounts {
   requestId: string;
   keyId: string;
   model: string;
+  /** What is debited: never more than the hold. */
   costNanos: bigint;
+  /** Cost reported beyond the hold: recorded as an `excess` entry, never debited. */
+  excessNanos: bigint;
+}
+
+/** Usage metered so far by a running request, and how long its hold stays open without news. */
+export interface HoldCheckpoint {
+  holdId: string;
+  expiresAt: Date;
+  /** What the hold settles if its process dies now: at most the hold. */
+  costNanos: bigint;
+  tokens: TokenCounts;
 }
 
 export interface LedgerEntry extends TokenCounts {
   id: number;
   accountId: string;
-  kind: 'credit' | 'charge';
-  /** Always ≥ 0; a charge subtracts it from the balance, a credit adds it. */
+  kind: 'credit' | 'charge' | 'excess';
+  /**
+   * Always ≥ 0; a charge subtracts it from the balance, a credit adds it; an excess (cost an
+   * upstream reported beyond the request's hold) is recorded for the operator and moves nothing.
+   */
   amountNanos: bigint;
   requestId: string | null;
   keyId: string | null;
@@ -69,6 +84,8 @@ export interface UsageRow extends TokenCounts {
   model: string;
   requests: number;
   costNanos: bigint;
+  /** Cost upstreams reported beyond the holds, not billed. */
+  excessNanos: bigint;
 }
 
 export interface NewHold {
@@ -76,6 +93,8 @@ export interface NewHold {
   accountId: string;
   keyId: string;
   requestId: string;
+  /** Catalog model id: recorded on the charge an expired hold settles. */
+  model: string;
   amountNanos: bigint;
   expiresAt: Date;
 }
@@ -138,16 +157,20 @@ export interface Store {
   openHold(hold: NewHold): Promise<boolean>;
   /**
    * Settles an open hold exactly once: releases its reservation and, when `charge` is given and
-   * costs or counts anything, appends one charge entry and subtracts its cost from the balance.
+   * costs or counts anything, appends one charge entry and subtracts its cost from the balance
+   * (and appends an `excess` entry when the charge carries one).
    * Returns false when the hold was already settled or expired (nothing changes then).
    */
   settleHold(holdId: string, charge: Charge | null): Promise<boolean>;
   /**
-   * Pushes an open hold's expiry to `expiresAt` (a request still running keeps its hold; only a
-   * crash lets one expire). Returns false when the hold is no longer open.
+   * Records running requests' metered usage and pushes their holds' expiry, in one transaction.
+   * Holds no longer open are skipped.
    */
-  extendHold(holdId: string, expiresAt: Date): Promise<boolean>;
-  /** Releases holds whose expiry has passed (left behind by a crash). Returns how many. */
+  checkpointHolds(checkpoints: readonly HoldCheckpoint[]): Promise<void>;
+  /**
+   * Ends holds whose expiry has passed (left behind by a crash): each settles its last checkpoint
+   * (a charge, never more than the hold) and releases the rest. Returns how many.
+   */
   releaseExpiredHolds(now: Date): Promise<number>;
   /** Holds still open for an account (for tests and the CLI). */
   countOpenHolds(accountId?: string): Promise<number>;

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
-import { decodeChatRequest } from '../../src/protocol/chat-completions/decode-request.js';
-import { estimateInputTokens } from '../../src/protocol/tokens.js';
+import { boundInputTokens } from '../../src/protocol/input-bound.js';
+import { TOKENS_PER_IMAGE } from '../../src/protocol/tokens.js';
 import type { LedgerEntry } from '../../src/store/store.js';
 import { testCatalog } from '../support/catalog.js';
 import { engines } from '../support/databases.js';
@@ -103,7 +103,7 @@ describe.each(engines)('billing on %s', (engine) => {
 
   it('50 concurrent requests on a balance that covers 10: never below zero, one charge per admitted request', async () => {
     const body = { model: 'slow-model', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 100 };
-    const hold = costOfTokens(estimateInputTokens(decodeChatRequest(body).request), PRICES.input) + costOfTokens(100, PRICES.output);
+    const hold = costOfTokens(boundInputTokens(body, { imageTokens: TOKENS_PER_IMAGE }), PRICES.input) + costOfTokens(100, PRICES.output);
     const { accountId, secret } = await harness.newAccount('0');
     await harness.store.credit(accountId, hold * 10n, 'exactly ten holds');
 

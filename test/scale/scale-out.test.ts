@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
 import { createKey } from '../../src/admin/keys.js';
 import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
-import { decodeChatRequest } from '../../src/protocol/chat-completions/decode-request.js';
-import { estimateInputTokens } from '../../src/protocol/tokens.js';
+import { boundInputTokens } from '../../src/protocol/input-bound.js';
+import { TOKENS_PER_IMAGE } from '../../src/protocol/tokens.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { testCatalog } from '../support/catalog.js';
@@ -115,7 +115,7 @@ for (const setup of setups) {
 
     it('60 concurrent requests on a balance that covers 10: never below zero, one charge each', async () => {
       const body = { model: 'slow-model', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 100 };
-      const hold = costOfTokens(estimateInputTokens(decodeChatRequest(body).request), INPUT_PRICE) + costOfTokens(100, OUTPUT_PRICE);
+      const hold = costOfTokens(boundInputTokens(body, { imageTokens: TOKENS_PER_IMAGE }), INPUT_PRICE) + costOfTokens(100, OUTPUT_PRICE);
       const { accountId, secret } = await newKey('0');
       await store.credit(accountId, hold * 10n, 'ten holds');
       const responses = await Promise.all(Array.from({ length: 60 }, (_, index) => post(bases()[index % bases().length]!, secret, body)));

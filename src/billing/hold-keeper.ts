@@ -1,0 +1,93 @@
+/**
+ * One timer for every running request's hold, instead of one per request. Each tick writes, in one
+ * transaction, the usage metered so far by the requests whose count moved (so that a crash loses at
+ * most one interval of billable output: the expired hold settles its last checkpoint) and pushes
+ * the expiry of holds that need it (so that a stream outliving the hold TTL is still billed). The
+ * timer runs only while some request does.
+ */
+import type { Usage } from '../protocol/canonical.js';
+import type { HoldCheckpoint, Store } from '../store/store.js';
+import type { BillingService, Hold } from './billing-service.js';
+
+export interface HoldKeeperOptions {
+  store: Pick<Store, 'checkpointHolds'>;
+  billing: Pick<BillingService, 'cappedCost' | 'expiryFromNow'>;
+  /** Time between two checkpoints (the most billable output a crash can lose). */
+  intervalMs: number;
+  /** Holds are extended once this much of their TTL has passed (a third of it). */
+  extendAfterMs: number;
+  now: () => number;
+  onError: (error: unknown) => void;
+}
+
+interface Running {
+  hold: Hold;
+  metered: () => Usage;
+  checkpointedNanos: bigint;
+  checkpointedOutput: number;
+  extendedAt: number;
+}
+
+export class HoldKeeper {
+  private readonly running = new Map<string, Running>();
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+
+  constructor(private readonly options: HoldKeeperOptions) {}
+
+  /** Keeps `hold` alive and checkpointed while its request runs; returns the function that stops it. */
+  track(hold: Hold, metered: () => Usage): () => void {
+    this.running.set(hold.id, { hold, metered, checkpointedNanos: 0n, checkpointedOutput: 0, extendedAt: this.options.now() });
+    this.timer ??= this.startTimer();
+    return () => {
+      this.running.delete(hold.id);
+      if (this.running.size === 0) this.stopTimer();
+    };
+  }
+
+  /** Holds tracked now. */
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Writes the checkpoints that are due now (the timer calls it; tests may too). */
+  async checkpoint(): Promise<void> {
+    if (this.writing !== undefined) return this.writing;
+    const due = this.collect();
+    if (due.length === 0) return;
+    this.writing = this.options.store
+      .checkpointHolds(due)
+      .catch(this.options.onError)
+      .finally(() => (this.writing = undefined));
+    return this.writing;
+  }
+
+  private collect(): HoldCheckpoint[] {
+    const now = this.options.now();
+    const due: HoldCheckpoint[] = [];
+    for (const entry of this.running.values()) {
+      const usage = entry.metered();
+      const extend = now - entry.extendedAt >= this.options.extendAfterMs;
+      if (!extend && usage.outputTokens === entry.checkpointedOutput) continue;
+      const costNanos = this.options.billing.cappedCost(entry.hold, usage);
+      if (!extend && costNanos === entry.checkpointedNanos) continue;
+      entry.checkpointedNanos = costNanos;
+      entry.checkpointedOutput = usage.outputTokens;
+      entry.extendedAt = now;
+      due.push({ holdId: entry.hold.id, expiresAt: this.options.billing.expiryFromNow(), costNanos, tokens: usage });
+    }
+    return due;
+  }
+
+  private startTimer(): NodeJS.Timeout {
+    const timer = setInterval(() => void this.checkpoint(), this.options.intervalMs);
+    // A process that is stopping must not be kept alive by it; a crash stops it anyway.
+    timer.unref();
+    return timer;
+  }
+
+  private stopTimer(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * An upper bound of the input tokens an upstream can bill for a request, taken over the whole client
+ * body: every key and string that may be forwarded counts (schemas, tools, unknown fields that a
+ * pass-through forwards), images count by a per-image allowance instead of their bytes. The walk
+ * is iterative (no depth can overflow the stack) and linear in the body's size: text beyond
+ * EXACT_CHARACTERS per request is bounded by its UTF-8 bytes instead of tokenized, so an 8 MiB
+ * body costs milliseconds, and the walk pauses every YIELD_CHARACTERS so that the caller can let
+ * other requests run in between (see http/answer.ts).
+ *
+ * Images: an object whose `type` names an image (`image_url`, `input_image`, `image`) or whose
+ * MIME type field starts with `image/` (Gemini `inline_data`, Anthropic `source`) is one image,
+ * whatever it holds; a lone `data:image/…` string too.
+ */
+import { countTextTokens, utf8Length } from './tokens.js';
+
+/** Text tokenized exactly per request; the rest counts its UTF-8 bytes (≥ its tokens). */
+export const EXACT_CHARACTERS = 256 * 1024;
+/** The walk pauses after this much text, so one large body never holds the event loop for long. */
+export const YIELD_CHARACTERS = 32 * 1024;
+
+/** Tokens every key, value and array element may cost in the upstream's own framing. */
+const STRUCTURE_TOKENS = 2;
+
+const IMAGE_TYPES = new Set(['image_url', 'input_image', 'image']);
+const MIME_FIELDS = ['mime_type', 'mimeType', 'media_type'] as const;
+
+export interface InputBoundOptions {
+  /** The most tokens one image can cost on any target of the model. */
+  imageTokens: number;
+  exactCharacters?: number;
+}
+
+function isImage(value: Record<string, unknown>): boolean {
+  if (typeof value.type === 'string' && IMAGE_TYPES.has(value.type)) return true;
+  return MIME_FIELDS.some((field) => {
+    const mime = value[field];
+    return typeof mime === 'string' && mime.startsWith('image/');
+  });
+}
+
+/**
+ * Walks `body` and returns the bound; yields (nothing) every YIELD_CHARACTERS of text, for the
+ * caller to pause. Drive it with `boundInputTokens` (sync) or a scheduler that yields in between.
+ */
+export function* walkInputBound(body: unknown, options: InputBoundOptions): Generator<void, number> {
+  let exactLeft = options.exactCharacters ?? EXACT_CHARACTERS;
+  let sinceYield = 0;
+  let total = 0;
+  const stack: unknown[] = [body];
+  const countText = (text: string): number => {
+    sinceYield += text.length;
+    if (text.length <= exactLeft) {
+      exactLeft -= text.length;
+      return countTextTokens(text);
+    }
+    const exact = exactLeft;
+    exactLeft = 0;
+    return countTextTokens(text.slice(0, exact)) + utf8Length(exact === 0 ? text : text.slice(exact));
+  };
+  while (stack.length > 0) {
+    const value = stack.pop();
+    total += STRUCTURE_TOKENS;
+    if (typeof value === 'string') {
+      total += value.startsWith('data:image/') ? options.imageTokens : countText(value);
+    } else if (Array.isArray(value)) {
+      for (const element of value) stack.push(element);
+    } else if (typeof value === 'object' && value !== null) {
+      const record = value as Record<string, unknown>;
+      if (isImage(record)) {
+        total += options.imageTokens;
+        continue;
+      }
+      for (const key of Object.keys(record)) {
+        total += STRUCTURE_TOKENS + countText(key);
+        stack.push(record[key]);
+      }
+    }
+    if (sinceYield >= YIELD_CHARACTERS) {
+      sinceYield = 0;
+      yield;
+    }
+  }
+  return total;
+}
+
+/** The bound, computed in one go (for tests and small bodies). */
+export function boundInputTokens(body: unknown, options: InputBoundOptions): number {
+  const walk = walkInputBound(body, options);
+  for (;;) {
+    const step = walk.next();
+    if (step.done === true) return step.value;
+  }
+}
