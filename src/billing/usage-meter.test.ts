@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countTextTokens } from '../protocol/tokens.js';
-import { UsageMeter } from './usage-meter.js';
+import { isSaneUsage, UsageMeter } from './usage-meter.js';
 
 describe('UsageMeter', () => {
   it('prefers the usage the upstream reports', () => {
@@ -29,5 +29,48 @@ describe('UsageMeter', () => {
     expect(meter.producedAnything).toBe(false);
     meter.observe({ type: 'tool-call-start', index: 0, callId: 'c', name: 'weather' });
     expect(meter.producedAnything).toBe(true);
+  });
+});
+
+describe('usage reports that fail the sanity check', () => {
+  const streamed = (meter: UsageMeter) => {
+    meter.observe({ type: 'text-delta', delta: 'one two three four five six seven ' });
+    return countTextTokens('one two three four five six seven ');
+  };
+
+  it.each([
+    ['absurd', { inputTokens: 1e12, cachedInputTokens: 0, outputTokens: 1e12, reasoningTokens: 0 }],
+    ['negative (read as NaN by the providers)', { inputTokens: Number.NaN, cachedInputTokens: 0, outputTokens: -5, reasoningTokens: 0 }],
+    ['fractional', { inputTokens: 1.5, cachedInputTokens: 0, outputTokens: 2, reasoningTokens: 0 }],
+  ])('bill the metered count instead of a %s report', (_name, report) => {
+    const meter = new UsageMeter(42);
+    const output = streamed(meter);
+    meter.observe({ type: 'usage', usage: report });
+    expect(isSaneUsage(report)).toBe(false);
+    expect(meter.rejectedReport).toBe(true);
+    expect(meter.usage()).toEqual({ inputTokens: 42, cachedInputTokens: 0, outputTokens: output, reasoningTokens: 0 });
+  });
+
+  it('keeps a sane report, however large, for the hold to cap', () => {
+    const meter = new UsageMeter(42);
+    streamed(meter);
+    const report = { inputTokens: 4_200, cachedInputTokens: 0, outputTokens: 3, reasoningTokens: 0 };
+    meter.observe({ type: 'usage', usage: report });
+    expect(meter.rejectedReport).toBe(false);
+    expect(meter.usage()).toEqual(report);
+  });
+
+  it('stops counting once the output reaches what the hold covers', () => {
+    const meter = new UsageMeter(1, 10);
+    for (let index = 0; index < 1_000; index += 1) meter.observe({ type: 'text-delta', delta: 'word '.repeat(60) });
+    const { outputTokens } = meter.metered();
+    expect(outputTokens).toBeGreaterThanOrEqual(10);
+    expect(outputTokens).toBeLessThan(200);
+  });
+
+  it('counts a stream of one letter repeated in linear time (bounded by its bytes)', () => {
+    const meter = new UsageMeter(1);
+    for (let index = 0; index < 1_024; index += 1) meter.observe({ type: 'text-delta', delta: 'a'.repeat(256) });
+    expect(meter.metered().outputTokens).toBe(262_144);
   });
 });

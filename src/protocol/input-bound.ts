@@ -14,7 +14,7 @@
 import { countTextTokens, utf8Length } from './tokens.js';
 
 /** Text tokenized exactly per request; the rest counts its UTF-8 bytes (≥ its tokens). */
-export const EXACT_CHARACTERS = 256 * 1024;
+export const EXACT_CHARACTERS = 64 * 1024;
 /** The walk pauses after this much text, so one large body never holds the event loop for long. */
 export const YIELD_CHARACTERS = 32 * 1024;
 

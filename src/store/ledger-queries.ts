@@ -67,7 +67,7 @@ export async function usageReport(db: Kysely<Database>, filter: { accountId?: st
   if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
   if (filter.since !== undefined) query = query.where('created_at', '>=', BigInt(toEpochMilliseconds(filter.since, 'since')));
   const rows = await query
-    .select(() => [
+    .select([
       'model',
       sql<bigint>`cast(sum(case when kind = 'charge' then 1 else 0 end) as bigint)`.as('requests'),
       sql<bigint>`cast(sum(input_tokens) as bigint)`.as('input_tokens'),

@@ -18,6 +18,8 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { testCatalog } from '../support/catalog.js';
 import { createTestDatabase, postgresUrl, redisUrl, type TestDatabase } from '../support/databases.js';
+import { hostileUsage } from '../support/hostile-usage.js';
+import { startOpenAIUpstream, type UpstreamDouble } from '../support/openai-upstream.js';
 import { startGatewayProcess, writeCatalog, type GatewayProcess } from '../support/gateway-process.js';
 
 const run = promisify(execFile);
@@ -81,13 +83,16 @@ for (const setup of setups) {
     let store: Store;
     let processes: GatewayProcess[];
     let env: Record<string, string>;
+    let upstream: UpstreamDouble;
     const bases = () => processes.map((process) => process.baseUrl);
 
     beforeAll(async () => {
       database = await createTestDatabase(setup.engine);
       store = await openStore(database.url);
-      const catalog = { ...(testCatalog() as Record<string, unknown>), billing: { hold_ttl_seconds: HOLD_TTL_SECONDS } };
-      env = { TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: writeCatalog(catalog), ...setup.extraEnv };
+      // An upstream that bills every byte it is sent, or a hundred times that when asked.
+      upstream = await startOpenAIUpstream({ usage: hostileUsage });
+      const catalog = { ...(testCatalog({ upstreamBaseUrl: upstream.baseUrl }) as Record<string, unknown>), billing: { hold_ttl_seconds: HOLD_TTL_SECONDS, checkpoint_seconds: 0.05 } };
+      env = { TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: writeCatalog(catalog), TEST_UPSTREAM_KEY: 'sk-upstream-secret', ...setup.extraEnv };
       processes = await setup.start(env);
     }, 60_000);
 
@@ -95,7 +100,19 @@ for (const setup of setups) {
       await Promise.all((processes ?? []).map((process) => process.stop()));
       await store?.close();
       await database?.drop();
+      await upstream?.close();
     }, 60_000);
+
+    /** After every hold has ended: the balance is credits less charges (excess never debited) and ≥ 0. */
+    async function settledAccount(accountId: string) {
+      await waitFor(async () => (await store.countOpenHolds(accountId)) === 0, 10_000);
+      const ledger = await store.listLedger(accountId);
+      const sum = (kind: string) => ledger.filter((entry) => entry.kind === kind).reduce((total, entry) => total + entry.amountNanos, 0n);
+      const account = (await store.findAccount(accountId))!;
+      expect(account.balanceNanos).toBeGreaterThanOrEqual(0n);
+      expect(account.balanceNanos).toBe(sum('credit') - sum('charge'));
+      return { ledger, excess: sum('excess'), charges: ledger.filter((entry) => entry.kind === 'charge') };
+    }
 
     async function newKey(balanceUsd: string, requestsPerWindow?: number) {
       const account = await createAccount(store, { name: `scale-${Math.random().toString(36).slice(2)}`, balanceUsd });
@@ -133,6 +150,30 @@ for (const setup of setups) {
       expect(charges.map((charge) => charge.requestId).sort()).toEqual([...admitted].sort());
     }, 30_000);
 
+    it('50 concurrent requests carrying a 1 MB schema on $0.05, spread over every process: the balance stays ≥ 0', async () => {
+      const { accountId, secret } = await newKey('0.05');
+      const properties: Record<string, unknown> = {};
+      for (let index = 0; index < 20_000; index += 1) properties[`field_${index}`] = { type: 'string', description: `Field ${index} of the record, as text.` };
+      expect(JSON.stringify(properties).length).toBeGreaterThan(1_000_000);
+      const body = { model: 'relay-model', messages: [{ role: 'user', content: 'Hi' }], response_format: { type: 'json_schema', json_schema: { name: 'r', schema: { type: 'object', properties } } } };
+      const responses = await Promise.all(Array.from({ length: 50 }, (_, index) => post(bases()[index % bases().length]!, secret, body)));
+      await Promise.all(responses.map((response) => response.text()));
+      expect(responses.map((response) => response.status)).toEqual(Array(50).fill(403));
+      const { charges } = await settledAccount(accountId);
+      expect(charges).toEqual([]);
+    }, 60_000);
+
+    it('an upstream reporting 100× the input, in a burst over every process: the balance stays ≥ 0, the excess is recorded', async () => {
+      const { accountId, secret } = await newKey('0.01');
+      const body = { model: 'relay-model', messages: [{ role: 'user', content: 'report-100x please' }] };
+      const responses = await Promise.all(Array.from({ length: 40 }, (_, index) => post(bases()[index % bases().length]!, secret, body)));
+      await Promise.all(responses.map((response) => response.text()));
+      const { charges, excess, ledger } = await settledAccount(accountId);
+      expect(charges.length).toBeGreaterThan(0);
+      expect(excess).toBeGreaterThan(0n);
+      expect(ledger.filter((entry) => entry.kind === 'excess')).toHaveLength(charges.length);
+    }, 30_000);
+
     it('a key disabled through one process is refused by all within a second', async () => {
       const { keyId, secret } = await newKey('1');
       const body = { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 20 };
@@ -143,7 +184,7 @@ for (const setup of setups) {
       expect(after.map((response) => response.status)).toEqual(Array(8).fill(401));
     }, 20_000);
 
-    it('killing a process mid-stream leaves no hold after expiry and no double charge', async () => {
+    it('killing a process mid-stream leaves no hold after expiry, and bills what streamed until its last checkpoint once', async () => {
       const { accountId, secret } = await newKey('1');
       const victim = processes[0]!;
       const response = await post(victim.baseUrl, secret, { model: 'slow-model', messages: [{ role: 'user', content: 'long' }], stream: true });
@@ -151,6 +192,9 @@ for (const setup of setups) {
       await reader.read();
       expect(await store.countOpenHolds(accountId)).toBe(1);
       const requestId = response.headers.get('x-request-id');
+      // Let it stream past a checkpoint: what it delivered until then is billed despite the crash.
+      const until = Date.now() + 200;
+      while (Date.now() < until) await reader.read();
       if (processes.length > 1) {
         await victim.kill();
       } else {
@@ -160,7 +204,9 @@ for (const setup of setups) {
       await reader.read().catch(() => undefined);
       await waitFor(async () => (await store.countOpenHolds(accountId)) === 0, (HOLD_TTL_SECONDS + 20) * 1000);
       const charges = (await store.listLedger(accountId)).filter((entry) => entry.kind === 'charge' && entry.requestId === requestId);
-      expect(charges.length).toBeLessThanOrEqual(1);
+      expect(charges).toHaveLength(1);
+      expect(charges[0]!.outputTokens).toBeGreaterThan(0);
+      expect(charges[0]!.note).toMatch(/hold expired/);
       const account = (await store.findAccount(accountId))!;
       expect(account.reservedNanos).toBe(0n);
       if (processes.length > 1) processes[0] = await startGatewayProcess(env);

@@ -27,6 +27,11 @@ export interface UpstreamOptions {
    * has content, or has no tool calls), then one `function_call` item per tool call.
    */
   reply?: (body: Record<string, unknown>, index: number) => UpstreamReply;
+  /**
+   * The Chat `usage` object to report, chosen per request from the body and its size in bytes (a
+   * misbehaving upstream reports what it likes); the default is a fixed small one.
+   */
+  usage?: (body: Record<string, unknown>, bodyBytes: number) => Record<string, unknown>;
 }
 
 export interface UpstreamReply {
@@ -51,7 +56,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
         if (!finished) aborted += 1;
       });
       const base = { id: 'chatcmpl-upstream', created: 1767225600, model: String(body.model) };
-      const usage = { prompt_tokens: 11, completion_tokens: chunks, total_tokens: 11 + chunks, prompt_tokens_details: { cached_tokens: 3 }, completion_tokens_details: { reasoning_tokens: 0 } };
+      const usage = options.usage?.(body, Buffer.byteLength(raw)) ?? { prompt_tokens: 11, completion_tokens: chunks, total_tokens: 11 + chunks, prompt_tokens_details: { cached_tokens: 3 }, completion_tokens_details: { reasoning_tokens: 0 } };
       if (reply !== undefined) {
         finished = true;
         if ((request.url ?? '').endsWith('/responses')) answerResponsesWith(response, reply, body, requests.length);

@@ -13,6 +13,7 @@ import { countTextTokens } from '../../protocol/tokens.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
+import { reportedTokenCount } from '../shared/reported-count.js';
 
 /**
  * `stop_reason` → finish reason (docs/wire-formats.md §4.6). `pause_turn` only follows server tools,
@@ -28,7 +29,7 @@ const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   refusal: 'content_filter',
 };
 
-const count = z.number().int().nonnegative().nullish();
+const count = reportedTokenCount;
 const usageSchema = z.object({
   input_tokens: count,
   output_tokens: count,

@@ -15,10 +15,11 @@ import { isRecord, parseJson } from '../../lib/json-value.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 import type { RememberedCall } from './call-memory.js';
 import { describeGeminiError, readGeminiError } from './error-body.js';
+import { reportedTokenCount } from '../shared/reported-count.js';
 
 // Leaves fall back to null when they have an unexpected shape, so that one odd field does not
 // break a stream; a chunk that is not an object, or a function call without a name, is garbage.
-const tokenCount = z.number().int().nonnegative().nullish().catch(null);
+const tokenCount = reportedTokenCount;
 const optionalString = z.string().nullish().catch(null);
 
 const partSchema = z.object({

@@ -10,6 +10,7 @@ import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
+import { reportedTokenCount } from '../shared/reported-count.js';
 
 type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
 
@@ -141,7 +142,7 @@ function toChatResponseFormat(format: ResponseFormat): Record<string, unknown> {
 
 // Leaves fall back to null when they have an unexpected shape, so that one odd field of a
 // compatible server does not break a stream; only a chunk that is not an object at all is garbage.
-const tokenCount = z.number().int().nonnegative().nullish().catch(null);
+const tokenCount = reportedTokenCount;
 const optionalString = z.string().nullish().catch(null);
 
 const chatUsageSchema = z.object({

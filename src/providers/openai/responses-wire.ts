@@ -12,6 +12,7 @@ import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { inBandErrorMessage } from './chat-wire.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
+import { reportedTokenCount } from '../shared/reported-count.js';
 
 /** Builds a Responses body for a canonical request (the inverse of docs/wire-formats.md §3.1). */
 export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): Record<string, unknown> {
@@ -60,7 +61,7 @@ function toResponsesPart(part: ContentPart, assistant: boolean): Record<string, 
 
 // Leaves fall back to null when they have an unexpected shape: a hosted-tool event with, say, a
 // non-string `delta` must not break a stream whose other events are fine.
-const tokenCount = z.number().int().nonnegative().nullish().catch(null);
+const tokenCount = reportedTokenCount;
 const optionalString = z.string().nullish().catch(null);
 
 const responsesUsageSchema = z.object({

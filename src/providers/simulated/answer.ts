@@ -52,9 +52,18 @@ export function trailingToolOutputs(request: CanonicalRequest): string[] {
   return outputs;
 }
 
+/**
+ * Longest word quoted back: the answer is tokenized to be streamed, and BPE is quadratic in the
+ * length of one word, so a client's 262,144-letter "word" must not reach it whole.
+ */
+const QUOTED_WORD_CHARACTERS = 32;
+
 function quoteOf(text: string): string {
   const words = text.split(/\s+/).filter((word) => word !== '');
-  const quoted = words.slice(0, QUOTED_WORDS).join(' ');
+  const quoted = words
+    .slice(0, QUOTED_WORDS)
+    .map((word) => (word.length > QUOTED_WORD_CHARACTERS ? `${word.slice(0, QUOTED_WORD_CHARACTERS)}...` : word))
+    .join(' ');
   return words.length > QUOTED_WORDS ? `${quoted}...` : quoted;
 }
 

@@ -210,7 +210,8 @@ function mergeAllOf(schema: Schema, resolve: (part: unknown) => Schema): Schema 
 
 /** The words of `text` a generated string may use: letters and digits, punctuation dropped. */
 export function wordsOf(text: string): string[] {
-  return text.match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
+  // Cut to a word's usual length: the values are tokenized to be streamed (BPE is quadratic in a word).
+  return (text.match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []).map((word) => (word.length > 32 ? word.slice(0, 32) : word));
 }
 
 /**

@@ -1,0 +1,59 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Usage } from '../protocol/canonical.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+import { BillingService, type Hold } from './billing-service.js';
+import { HoldKeeper } from './hold-keeper.js';
+import { usdToNanos } from './money.js';
+
+const TTL_SECONDS = 60;
+let store: Store;
+let billing: BillingService;
+let clock: number;
+let keeper: HoldKeeper;
+
+beforeEach(async () => {
+  store = await openStore('sqlite::memory:');
+  clock = Date.parse('2026-01-01T00:00:00Z');
+  const prices = new Map([['m', { inputPerMillion: usdToNanos('1'), cachedInputPerMillion: usdToNanos('1'), outputPerMillion: usdToNanos('4') }]]);
+  billing = new BillingService({ store, prices, holdTtlSeconds: TTL_SECONDS, now: () => new Date(clock) });
+  keeper = new HoldKeeper({ store, billing, intervalMs: 60_000, extendAfterMs: 20_000, now: () => clock, onError: (error) => { throw error; } });
+  await store.createAccount({ id: 'acct', name: 'acct', openingBalanceNanos: usdToNanos('1') });
+  await store.createKey({ id: 'key', accountId: 'acct', name: null, prefix: 'sk-tg-x', hash: 'h', models: null, requestsPerWindow: null, tokensPerMinute: null, expiresAt: null, disabled: false, createdAt: new Date(clock) });
+});
+
+afterEach(() => store.close());
+
+const reserve = (requestId: string): Promise<Hold> => billing.reserve({ accountId: 'acct', keyId: 'key', requestId, model: 'm', inputTokenBound: 1_000, maxOutputTokens: 1_000 });
+
+describe('HoldKeeper', () => {
+  it('checkpoints only holds whose metered usage moved, all in one write, and a crash bills the last checkpoint', async () => {
+    const usage: Usage = { inputTokens: 1_000, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+    const moving = await reserve('req_moving');
+    const idle = await reserve('req_idle');
+    keeper.track(moving, () => usage);
+    keeper.track(idle, () => ({ ...usage, outputTokens: 0 }));
+    expect(keeper.size).toBe(2);
+    usage.outputTokens = 250;
+    await keeper.checkpoint();
+    // The process dies here: nothing settles, the holds expire, the sweep bills what was metered.
+    clock += TTL_SECONDS * 1_000;
+    expect(await billing.releaseExpired()).toBe(2);
+    const charges = (await store.listLedger('acct')).filter((entry) => entry.kind === 'charge');
+    expect(charges).toEqual([expect.objectContaining({ requestId: 'req_moving', amountNanos: 1_000_000n + 1_000_000n, outputTokens: 250 })]);
+    expect(await store.findAccount('acct')).toMatchObject({ balanceNanos: usdToNanos('1') - 2_000_000n, reservedNanos: 0n });
+  });
+
+  it('extends a running hold before it expires, so a long stream is still settled by its request', async () => {
+    const hold = await reserve('req_long');
+    const stop = keeper.track(hold, () => ({ inputTokens: 1_000, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }));
+    for (let elapsed = 0; elapsed < TTL_SECONDS * 3; elapsed += 20) {
+      clock += 20_000;
+      await keeper.checkpoint();
+      expect(await billing.releaseExpired()).toBe(0);
+    }
+    stop();
+    expect(keeper.size).toBe(0);
+    expect((await billing.settle(hold, { inputTokens: 1_000, cachedInputTokens: 0, outputTokens: 10, reasoningTokens: 0 })).billedNanos).toBe(1_040_000n);
+  });
+});
