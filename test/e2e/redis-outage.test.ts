@@ -55,6 +55,9 @@ async function setUp(policy: 'open' | 'closed'): Promise<{ secret: string; confi
   const { secret } = await createKey(store, { accountRef: account.id });
   const catalog = testCatalog({ requestsPerWindow: LIMIT }) as { rate_limits: Record<string, unknown> };
   catalog.rate_limits.on_backend_failure = policy;
+  // Only the requests window is consulted, so the failures metric counts one decision per request
+  // (the failed-authentication limit would add one for each key-cache miss).
+  catalog.rate_limits.auth_failures_per_minute = 0;
   return { secret, config: parseConfig(catalog, 'outage catalog') };
 }
 
