@@ -6,7 +6,8 @@ import { createAccount } from '../admin/accounts.js';
 import { createKey, setKeyDisabled } from '../admin/keys.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { Authenticator } from './authenticator.js';
+import { Authenticator, type LookupGuard } from './authenticator.js';
+import { displayPrefix, generateKeySecret, hashKeySecret, newId } from './key-secret.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -25,6 +26,24 @@ function slowLookups(store: Store, delayMs: number): Store {
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
+}
+
+/** The real store, counting its key lookups. */
+function countingLookups(store: Store): { store: Store; lookups: () => number } {
+  let lookups = 0;
+  const counting = new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'findKeyByHash') {
+        return (hash: string) => {
+          lookups += 1;
+          return target.findKeyByHash(hash);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store: counting, lookups: () => lookups };
 }
 
 describe('Authenticator', () => {
@@ -91,5 +110,102 @@ describe('Authenticator', () => {
     const before = lookups;
     expect(await authenticator.authenticate(`Bearer ${secret}`)).not.toBeNull();
     expect(lookups).toBe(before);
+  });
+
+  it('remembers an unknown token briefly: a repeated bad key costs one lookup per TTL', async () => {
+    const counted = countingLookups(store);
+    let now = Date.now();
+    const authenticator = new Authenticator({ store: counted.store, now: () => now, negativeTtlMs: 10_000 });
+    for (let i = 0; i < 20; i++) expect(await authenticator.authenticate('Bearer sk-tg-repeated')).toBeNull();
+    expect(counted.lookups()).toBe(1);
+    now += 10_001;
+    expect(await authenticator.authenticate('Bearer sk-tg-repeated')).toBeNull();
+    expect(counted.lookups()).toBe(2);
+  });
+
+  it('never holds more unknown tokens than its cap, dropping the least recently seen first', async () => {
+    const counted = countingLookups(store);
+    const authenticator = new Authenticator({ store: counted.store, maxUnknownTokens: 10 });
+    for (let i = 0; i < 100; i++) {
+      expect(await authenticator.authenticate(`Bearer sk-tg-flood${i}`)).toBeNull();
+      expect(authenticator.unknownTokenCount).toBeLessThanOrEqual(10);
+    }
+    expect(authenticator.unknownTokenCount).toBe(10);
+    expect(counted.lookups()).toBe(100);
+    // The ten most recent are remembered; the first was dropped.
+    for (let i = 90; i < 100; i++) await authenticator.authenticate(`Bearer sk-tg-flood${i}`);
+    expect(counted.lookups()).toBe(100);
+    await authenticator.authenticate('Bearer sk-tg-flood0');
+    expect(counted.lookups()).toBe(101);
+    expect(authenticator.unknownTokenCount).toBe(10);
+  });
+
+  it('a key created in another process after its token was cached as unknown works once the change is seen', async () => {
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
+    const secret = generateKeySecret();
+    const authenticator = new Authenticator({ store });
+    await authenticator.checkRevision();
+    expect(await authenticator.authenticate(`Bearer ${secret}`)).toBeNull();
+
+    // Another process: its own connection to the same database file.
+    const other = await openStore(`sqlite:${join(folder, 'auth.db')}`);
+    try {
+      await other.createKey({
+        id: newId('key'),
+        accountId: account.id,
+        name: null,
+        prefix: displayPrefix(secret),
+        hash: hashKeySecret(secret),
+        models: null,
+        requestsPerWindow: null,
+        tokensPerMinute: null,
+        expiresAt: null,
+        disabled: false,
+        createdAt: new Date(),
+      });
+    } finally {
+      await other.close();
+    }
+    // Still the cached answer until the revision is checked (what the gateway does every 500 ms) ...
+    expect(await authenticator.authenticate(`Bearer ${secret}`)).toBeNull();
+    await authenticator.checkRevision();
+    // ... then the key works.
+    expect((await authenticator.authenticate(`Bearer ${secret}`))?.account.id).toBe(account.id);
+  });
+
+  it('asks its guard before every lookup, never for a cached usable key, and reports the usable ones', async () => {
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
+    const { key, secret } = await createKey(store, { accountRef: account.id });
+    const calls: string[] = [];
+    const guard: LookupGuard = {
+      admit: async () => {
+        calls.push('admit');
+      },
+      succeeded: async () => {
+        calls.push('succeeded');
+      },
+    };
+    const authenticator = new Authenticator({ store });
+    expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).not.toBeNull();
+    expect(calls).toEqual(['admit', 'succeeded']);
+    expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).not.toBeNull();
+    expect(calls).toEqual(['admit', 'succeeded']);
+    // Unknown (looked up, then cached as unknown): both count as failures.
+    expect(await authenticator.authenticate('Bearer sk-tg-nope', guard)).toBeNull();
+    expect(await authenticator.authenticate('Bearer sk-tg-nope', guard)).toBeNull();
+    // A cached key that is disabled is a failure too.
+    await setKeyDisabled(store, key.id, true);
+    authenticator.invalidate();
+    expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).toBeNull();
+    expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).toBeNull();
+    // Malformed headers need no lookup and do not reach the guard.
+    expect(await authenticator.authenticate('Basic abc', guard)).toBeNull();
+    expect(calls).toEqual(['admit', 'succeeded', 'admit', 'admit', 'admit', 'admit']);
+    // A guard that refuses stops the lookup.
+    const counted = countingLookups(store);
+    const refusing = new Authenticator({ store: counted.store });
+    const refusal = new Error('refused');
+    await expect(refusing.authenticate('Bearer sk-tg-other', { admit: () => Promise.reject(refusal), succeeded: async () => {} })).rejects.toBe(refusal);
+    expect(counted.lookups()).toBe(0);
   });
 });

@@ -1,11 +1,13 @@
 /**
  * Turns a bearer token into the key and account it belongs to. Lookups go through a small
- * in-process cache keyed by the token's SHA-256 hash, so the hot path does no I/O for a known key.
- * The cache is emptied at once by `invalidate()` (a disable in this process) and within
+ * in-process cache keyed by the token's SHA-256 hash, so the hot path does no I/O for a known key,
+ * and a bounded cache of unknown tokens, so a repeated bad key costs no query either. Both are
+ * emptied at once by `invalidate()` (a change in this process, or announced over Redis) and within
  * `revisionPollMs` of a change made by any other process (the store's revision counter).
  */
 import type { ApiKeyRecord, AccountRecord, KeyWithAccount, Store } from '../store/store.js';
 import { hashesEqual, hashKeySecret, KEY_PREFIX } from './key-secret.js';
+import { UnknownTokens } from './unknown-tokens.js';
 
 export interface AuthenticatedKey {
   key: ApiKeyRecord;
@@ -17,22 +19,36 @@ export interface AuthenticatorOptions {
   now?: () => number;
   /** How long a found key stays cached without a revision change. */
   ttlMs?: number;
-  /** How long an unknown token stays cached as unknown (keeps a flood of bad keys off the database). */
-  negativeTtlMs?: number;
+  /** Most keys cached at once. */
   maxEntries?: number;
+  /** How long an unknown token stays cached as unknown (keeps a repeated bad key off the database). */
+  negativeTtlMs?: number;
+  /** Most unknown tokens cached at once (the least recently seen go first). */
+  maxUnknownTokens?: number;
+}
+
+/**
+ * Consulted for every token that is not a usable key already cached, before the lookup (see
+ * http/api-hooks.ts: the per-address limit on failed authentications).
+ */
+export interface LookupGuard {
+  /** Before the lookup; throws to refuse the request without one. */
+  admit(): Promise<void>;
+  /** The token turned out to be a usable key: what `admit` counted was no failure. */
+  succeeded(): Promise<void>;
 }
 
 interface CacheEntry {
-  value: KeyWithAccount | null;
+  value: KeyWithAccount;
   expiresAt: number;
 }
 
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly unknownTokens: UnknownTokens;
   private readonly store: Store;
   private readonly now: () => number;
   private readonly ttlMs: number;
-  private readonly negativeTtlMs: number;
   private readonly maxEntries: number;
   private knownRevision: number | undefined;
   /** Bumped by every invalidation, so a lookup that raced with one is not cached. */
@@ -42,56 +58,75 @@ export class Authenticator {
     this.store = options.store;
     this.now = options.now ?? Date.now;
     this.ttlMs = options.ttlMs ?? 60_000;
-    this.negativeTtlMs = options.negativeTtlMs ?? 1_000;
     this.maxEntries = options.maxEntries ?? 10_000;
+    this.unknownTokens = new UnknownTokens({ maxEntries: options.maxUnknownTokens ?? 10_000, ttlMs: options.negativeTtlMs ?? 10_000, now: this.now });
   }
 
-  /** The key for an `Authorization` header value, or null when it must be refused (401). */
-  async authenticate(authorization: string | undefined): Promise<AuthenticatedKey | null> {
+  /** How many unknown tokens are cached (never more than `maxUnknownTokens`). */
+  get unknownTokenCount(): number {
+    return this.unknownTokens.size;
+  }
+
+  /**
+   * The key for an `Authorization` header value, or null when it must be refused (401). A usable
+   * key found in the cache answers at once; any other well-formed token passes `guard` first.
+   */
+  async authenticate(authorization: string | undefined, guard?: LookupGuard): Promise<AuthenticatedKey | null> {
     const token = bearerToken(authorization);
     if (token === null) return null;
     const hash = hashKeySecret(token);
     const now = this.now();
     let entry = this.cache.get(hash);
-    if (entry === undefined || entry.expiresAt <= now) {
-      const generation = this.generation;
-      const found = (await this.store.findKeyByHash(hash)) ?? null;
-      entry = { value: found, expiresAt: now + (found === null ? this.negativeTtlMs : this.ttlMs) };
-      // A change announced while we read may have come after our read: use the answer for this
-      // request, but do not cache it, or a just-disabled key could be served for a whole TTL.
-      if (generation === this.generation) {
-        if (this.cache.size >= this.maxEntries) this.evictUnknownTokens();
-        this.cache.set(hash, entry);
-      }
+    if (entry !== undefined && entry.expiresAt <= now) entry = undefined;
+    if (entry !== undefined) {
+      const usable = usableKey(entry.value, hash, now);
+      if (usable !== null) return usable;
     }
-    const found = entry.value;
-    if (found === null || !hashesEqual(found.key.hash, hash)) return null;
-    if (found.key.disabled || found.account.disabled) return null;
-    if (found.key.expiresAt !== null && found.key.expiresAt.getTime() <= now) return null;
+    await guard?.admit();
+    const found = entry?.value ?? (await this.lookUp(hash, now));
+    const usable = found === null ? null : usableKey(found, hash, now);
+    if (usable !== null) await guard?.succeeded();
+    return usable;
+  }
+
+  private async lookUp(hash: string, now: number): Promise<KeyWithAccount | null> {
+    if (this.unknownTokens.has(hash)) return null;
+    const generation = this.generation;
+    const found = (await this.store.findKeyByHash(hash)) ?? null;
+    // A change announced while we read may have come after our read: use the answer for this
+    // request, but do not cache it, or a just-disabled (or just-created) key could be misread for
+    // a whole TTL.
+    if (generation !== this.generation) return found;
+    if (found === null) {
+      this.unknownTokens.add(hash);
+    } else {
+      // Only real keys land here, so it outgrows its cap only with that many keys in use.
+      if (this.cache.size >= this.maxEntries) this.cache.clear();
+      this.cache.set(hash, { value: found, expiresAt: now + this.ttlMs });
+    }
     return found;
   }
 
-  /** Forgets every cached key: call after any change to keys or accounts in this process. */
+  /** Forgets every cached key and unknown token: call after any change to keys or accounts. */
   invalidate(): void {
     this.generation += 1;
     this.cache.clear();
+    this.unknownTokens.clear();
   }
 
-  /**
-   * Makes room without dropping the keys that work: unknown tokens (a flood of bad keys) go first,
-   * and only when they are not the problem is the whole cache cleared.
-   */
-  private evictUnknownTokens(): void {
-    for (const [hash, cached] of this.cache) if (cached.value === null) this.cache.delete(hash);
-    if (this.cache.size >= this.maxEntries) this.cache.clear();
-  }
-
-  /** Empties the cache when another process changed keys or accounts since the last check. */
+  /** Empties the caches when another process changed keys or accounts since the last check. */
   async checkRevision(): Promise<void> {
     const revision = await this.store.revision();
     if (this.knownRevision !== undefined && revision !== this.knownRevision) this.invalidate();
     this.knownRevision = revision;
   }
+}
+
+function usableKey(found: KeyWithAccount, hash: string, now: number): AuthenticatedKey | null {
+  if (!hashesEqual(found.key.hash, hash)) return null;
+  if (found.key.disabled || found.account.disabled) return null;
+  if (found.key.expiresAt !== null && found.key.expiresAt.getTime() <= now) return null;
+  return found;
 }
 
 function bearerToken(authorization: string | undefined): string | null {

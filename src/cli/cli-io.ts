@@ -8,6 +8,8 @@ export interface ServeOptions {
   /** `auto` or a whole number ≥ 1, already checked. */
   workers: string;
   migrate: boolean;
+  /** `--demo`: create the demo account on a fresh database even with an operator's catalog. */
+  demo: boolean;
   /** The database the server should use (from `--database`, the environment, or the default). */
   databaseUrl: string;
 }

@@ -317,10 +317,12 @@ describe('serve', () => {
     expect((await tollgate(['serve'])).code).toBe(0);
     expect(await tollgate(['serve', '--workers', 'auto', '--no-migrate', '--database', 'sqlite:/srv/x.db'])).toMatchObject({ code: 0, stderr: '' });
     expect(await tollgate(['serve', '--workers', '4'], {})).toMatchObject({ code: 0 });
+    expect(await tollgate(['serve', '--demo'])).toMatchObject({ code: 0 });
     expect(served).toEqual([
-      { workers: '1', migrate: true, databaseUrl },
-      { workers: 'auto', migrate: false, databaseUrl: 'sqlite:/srv/x.db' },
-      { workers: '4', migrate: true, databaseUrl: 'sqlite:./data/tollgate.db' },
+      { workers: '1', migrate: true, demo: false, databaseUrl },
+      { workers: 'auto', migrate: false, demo: false, databaseUrl: 'sqlite:/srv/x.db' },
+      { workers: '4', migrate: true, demo: false, databaseUrl: 'sqlite:./data/tollgate.db' },
+      { workers: '1', migrate: true, demo: true, databaseUrl },
     ]);
   });
 });

@@ -10,11 +10,13 @@ export function registerServerCommands(program: Command, context: CommandContext
     .description('start the gateway')
     .option('--workers <count>', 'worker processes: a number or "auto"', '1')
     .option('--no-migrate', 'do not create or upgrade the database schema on start')
+    .option('--demo', 'on a database without accounts, create a funded demo account and print its key (the default only with the built-in demo catalog)')
     .action(async (_options: unknown, command: Command) => {
-      const options = command.opts<{ workers: string; migrate: boolean }>();
+      const options = command.opts<{ workers: string; migrate: boolean; demo?: boolean }>();
       await context.io.serve({
         workers: parseWorkers(options.workers),
         migrate: options.migrate,
+        demo: options.demo === true,
         databaseUrl: context.databaseUrl(command),
       });
     });

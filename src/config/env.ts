@@ -8,6 +8,8 @@ export const ENV = {
   /** `1` lets several instances run without Redis, each counting rate limits on its own. */
   acceptLocalLimits: 'TOLLGATE_ACCEPT_LOCAL_LIMITS',
   logLevel: 'TOLLGATE_LOG_LEVEL',
+  /** `1`: create the funded demo account on a fresh database even with an operator's catalog (as `serve --demo`). */
+  demo: 'TOLLGATE_DEMO',
   /** Seconds SIGTERM waits for in-flight requests and streams before cutting them (they still settle). */
   drainSeconds: 'TOLLGATE_DRAIN_SECONDS',
   testPostgresUrl: 'TOLLGATE_TEST_POSTGRES_URL',

@@ -134,9 +134,14 @@ export const configFileSchema = z
         tokens_per_minute: z.number().int().nonnegative().default(0),
         /** When the shared limit store (Redis) cannot be reached: admit (`open`) or refuse (`closed`). */
         on_backend_failure: z.enum(['open', 'closed']).default('open'),
+        /**
+         * Failed authentications (unknown, disabled or expired keys) admitted per client address per
+         * minute; past it the address gets 429 before any key lookup. 0 turns it off.
+         */
+        auth_failures_per_minute: z.number().int().nonnegative().default(30),
       })
       .strict()
-      .default({ requests: 600, window_seconds: 60, tokens_per_minute: 0, on_backend_failure: 'open' }),
+      .default({ requests: 600, window_seconds: 60, tokens_per_minute: 0, on_backend_failure: 'open', auth_failures_per_minute: 30 }),
     billing: z
       .object({
         /** A hold not settled within this time (a crash) is settled at its last checkpoint. */

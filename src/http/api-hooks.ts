@@ -1,9 +1,10 @@
 /**
  * The hooks every API route runs before its body is parsed, in the spec's order: key, then rate
- * limit. Unknown routes never reach them (route comes first).
+ * limit. Unknown routes never reach them (route comes first). Within the key step, an address
+ * past its limit of failed authentications gets the 429 instead of a lookup.
  */
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Authenticator } from '../auth/authenticator.js';
+import type { Authenticator, LookupGuard } from '../auth/authenticator.js';
 import type { ConfigFile } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { rateLimitHeaders, retryAfterHeaders } from '../ratelimit/headers.js';
@@ -15,8 +16,10 @@ export function createApiHooks(deps: {
   limiter: Limiter;
   rateLimits: ConfigFile['rate_limits'];
 }): onRequestAsyncHookHandler[] {
+  const failuresPerMinute = deps.rateLimits.auth_failures_per_minute;
   const authenticate: onRequestAsyncHookHandler = async (request) => {
-    const found = await deps.authenticator.authenticate(request.headers.authorization);
+    const guard = failuresPerMinute > 0 ? failedAuthLimit(deps.limiter, request.ip, failuresPerMinute) : undefined;
+    const found = await deps.authenticator.authenticate(request.headers.authorization, guard);
     if (found === null) throw new GatewayError('invalid_token');
     const context: ApiContext = {
       ...found,
@@ -34,6 +37,24 @@ export function createApiHooks(deps: {
   };
 
   return [authenticate, limitRequests];
+}
+
+/**
+ * Failed authentications per client address, on the same limiter (so across instances with
+ * Redis): every well-formed token that is not a cached, usable key takes one point before it is
+ * looked up, and a usable one gives it back. Past the limit the address gets 429 without a lookup,
+ * so a flood of made-up keys costs the database at most the limit per address per minute. A key
+ * already cached keeps working from that address.
+ */
+function failedAuthLimit(limiter: Limiter, address: string, perMinute: number): LookupGuard {
+  const subject = `authfail:${address}`;
+  return {
+    async admit() {
+      const decision = await limiter.consume(subject, 1, perMinute, 60);
+      if (!decision.allowed) throw new GatewayError('rate_limited', { headers: retryAfterHeaders(decision) });
+    },
+    succeeded: () => limiter.refund(subject, 1, perMinute, 60),
+  };
 }
 
 /** Charges `tokens` to the key's tokens-per-minute window (no-op when the key has none). */

@@ -1,6 +1,6 @@
 /**
- * `tollgate serve`: on a fresh database prints the demo key once with curl lines that work as
- * printed, then serves, as one process or as a primary with N workers sharing the port.
+ * `tollgate serve`: with the built-in demo catalog (or when asked), on a fresh database prints the
+ * demo key once with curl lines that work as printed, then serves, as one process or as a primary with N workers sharing the port.
  * SIGTERM/SIGINT drain in-flight requests and streams (their bills settle) before exiting.
  */
 import cluster from 'node:cluster';
@@ -17,6 +17,8 @@ export interface ServeOptions {
   /** A whole number, or `auto` for one per CPU. */
   workers: string;
   migrate: boolean;
+  /** Create the demo account even with an operator's catalog (`--demo`). */
+  demo?: boolean;
 }
 
 const DEMO_BALANCE_USD = '5';
@@ -36,7 +38,7 @@ export async function runServe(options: ServeOptions, env: Env = process.env): P
   // Validate the catalog before anything else, so a bad file fails fast and names its field.
   const config = loadConfig(env[ENV.config]);
   const store = await openStore(databaseUrl(env), { migrate: options.migrate });
-  const demo = (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }))?.secret;
+  const demo = wantsDemoAccount(options, env) ? (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }))?.secret : undefined;
   const { host, port } = listenAddress(env);
   // Several instances without a shared limit store would each admit a full window: refuse that.
   const heartbeat = await guardInstance(
@@ -66,6 +68,16 @@ export async function runServe(options: ServeOptions, env: Env = process.env): P
   await runPrimary({ workers, logger, onListening: announce });
   await release();
   logger.info('all workers stopped');
+}
+
+/**
+ * A funded key printed on stdout belongs on a newcomer's terminal, not in an operator's service
+ * logs: only the built-in demo catalog (no TOLLGATE_CONFIG) gets one unasked.
+ */
+export function wantsDemoAccount(options: Pick<ServeOptions, 'demo'>, env: Env): boolean {
+  if (options.demo === true || env[ENV.demo] === '1') return true;
+  const catalog = env[ENV.config];
+  return catalog === undefined || catalog === '';
 }
 
 async function runWorker(env: Env): Promise<void> {
@@ -106,7 +118,7 @@ export function banner(base: string, secret: string | undefined, model: string):
       `  curl ${base}/v1/responses ${auth} -d '{"model":"${model}","input":"Hello!","reasoning":{"effort":"low"}}'`,
     );
   } else {
-    lines.push('Create a key with: npx tollgate keys create --account demo');
+    lines.push('Create a key with: npx tollgate keys create --account NAME  (an account first: npx tollgate accounts create --name NAME --balance USD)');
   }
   return `${lines.join('\n')}\n\n`;
 }

@@ -33,5 +33,9 @@ export function createClusterWorkerLimiter(options: ClusterWorkerLimiterOptions 
   const limiter = createFlexibleLimiter(
     (window) => new RateLimiterCluster({ points: window.points, duration: window.duration, keyPrefix: window.keyPrefix, timeoutMs }),
   );
-  return withFailurePolicy(limiter, { onFailure: options.onFailure ?? 'open', onBackendError: options.onBackendError });
+  return withFailurePolicy(limiter, {
+    onFailure: options.onFailure ?? 'open',
+    onBackendError: options.onBackendError,
+    onBackendRecovered: options.onBackendRecovered,
+  });
 }

@@ -17,6 +17,8 @@ export interface LimitDecision {
 export interface Limiter {
   /** Takes `points` from `subject`'s window of `limit` per `windowSeconds`. Never throws for a denial. */
   consume(subject: string, points: number, limit: number, windowSeconds: number): Promise<LimitDecision>;
+  /** Gives back `points` taken by an admitted `consume` that turned out not to count. */
+  refund(subject: string, points: number, limit: number, windowSeconds: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,9 @@ export function createFlexibleLimiter(factory: LimiterFactory, onClose: () => Pr
         }
         throw rejection;
       }
+    },
+    async refund(subject, points, limit, windowSeconds) {
+      await limiterFor(limit, windowSeconds).reward(subject, points);
     },
     close: onClose,
   };

@@ -10,7 +10,7 @@ import { startTcpProxy } from '../../test/support/tcp-proxy.js';
 import { CLOSED_RETRY_MS } from './failure-policy.js';
 import type { LimitDecision, Limiter } from './limiter.js';
 import { closeRedisClient, createRedisClient, waitForRedis } from './redis-client.js';
-import { createRedisLimiter } from './redis-limiter.js';
+import { createRedisLimiter, REDIS_FALLBACK_ERROR } from './redis-limiter.js';
 
 const redisUrl = process.env.TOLLGATE_TEST_REDIS_URL;
 if (!redisUrl) console.info('Redis limiter suite on a real Redis skipped: set TOLLGATE_TEST_REDIS_URL (e.g. redis://127.0.0.1:6379) to run it.');
@@ -102,23 +102,30 @@ describe.skipIf(!redisUrl)('redis limiter on a real Redis', () => {
     const proxy = await startTcpProxy(new URL(url));
     try {
       const failures: unknown[] = [];
+      let recoveries = 0;
       const { limiter, client } = limiterOn(`redis://127.0.0.1:${proxy.port}`, {
         onFailure: 'open',
         keyPrefix,
         onBackendError: (error) => failures.push(error),
+        onBackendRecovered: () => (recoveries += 1),
       });
       expect(await waitForRedis(client, 5_000)).toBe(true);
       expect(await limiter.consume('key_recovery', 1, 10, 60)).toMatchObject({ allowed: true, remaining: 9 });
+      expect(recoveries).toBe(0);
 
       await proxy.stop();
-      const during = await withinMs(limiter.consume('key_recovery', 1, 10, 60), 3_000);
-      expect(during).toEqual({ allowed: true, limit: 10, remaining: 9, resetMs: 60_000 });
-      expect(failures.length).toBeGreaterThan(0);
+      // This instance's own window, fresh, counting: 9 then 8 left.
+      expect(await withinMs(limiter.consume('key_recovery', 1, 10, 60), 3_000)).toMatchObject({ allowed: true, limit: 10, remaining: 9 });
+      expect(await withinMs(limiter.consume('key_recovery', 1, 10, 60), 3_000)).toMatchObject({ allowed: true, limit: 10, remaining: 8 });
+      expect(failures).toHaveLength(2);
 
       await proxy.start();
       expect(await waitForRedis(client, 10_000)).toBe(true);
-      // Redis's own count again: the admission made while it was away was never recorded there.
+      // Redis's own count again: the admissions made while it was away were never recorded there.
       expect(await limiter.consume('key_recovery', 1, 10, 60)).toMatchObject({ allowed: true, remaining: 8 });
+      expect(await limiter.consume('key_recovery', 1, 10, 60)).toMatchObject({ allowed: true, remaining: 7 });
+      expect(recoveries).toBe(1);
+      expect(failures).toHaveLength(2);
     } finally {
       await proxy.stop();
     }
@@ -145,16 +152,23 @@ describe.skipIf(!redisUrl)('redis limiter on a real Redis', () => {
 });
 
 describe('redis limiter when Redis cannot be reached', () => {
-  it('fails open: admits, reports the error, and does not wait for Redis', async () => {
+  it("fails open onto this instance's own in-memory windows: reports each decision, does not wait for Redis", async () => {
     const failures: unknown[] = [];
     const { limiter } = limiterOn(REFUSED_URL, { onFailure: 'open', onBackendError: (error) => failures.push(error) });
     const decisions = await withinMs(Promise.all([limiter.consume('k', 1, 5, 60), limiter.consume('k', 3, 5, 60)]), 3_000);
-    expect(decisions).toEqual([
-      { allowed: true, limit: 5, remaining: 4, resetMs: 60_000 },
-      { allowed: true, limit: 5, remaining: 2, resetMs: 60_000 },
+    expect(decisions.map(({ allowed, remaining }) => ({ allowed, remaining }))).toEqual([
+      { allowed: true, remaining: 4 },
+      { allowed: true, remaining: 1 },
     ]);
-    expect(failures).toHaveLength(2);
-    expect(failures[0]).toBeInstanceOf(Error);
+    // The window is counted, not merely admitted: past the limit, refused.
+    const refused = await withinMs(limiter.consume('k', 2, 5, 60), 3_000);
+    expect(refused).toMatchObject({ allowed: false, limit: 5, remaining: 0 });
+    expect(refused.resetMs).toBeGreaterThan(50_000);
+    // Exactly the limit out of many, on this instance.
+    const flood = await withinMs(Promise.all(Array.from({ length: 150 }, () => limiter.consume('flood', 1, 50, 60))), 3_000);
+    expect(flood.filter((decision) => decision.allowed)).toHaveLength(50);
+    expect(failures).toHaveLength(153);
+    expect(String(failures[0])).toContain(REDIS_FALLBACK_ERROR);
   });
 
   it('fails open but still refuses a request larger than the whole limit', async () => {
