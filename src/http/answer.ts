@@ -23,7 +23,7 @@ import { parseJsonBody } from './body.js';
 import { createResponseKeeper, expandConversation, KEEP_NOTHING, passthroughResponse, type KeepResponse } from './stored-responses.js';
 import type { InFlight } from './in-flight.js';
 import type { SettleRetrier } from './settle-retry.js';
-import type { ClientEncoder, SurfaceAdapter } from './surfaces.js';
+import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
 
 export interface AnswerServices {
   /** Answers whose bill is not settled yet (a drain waits for them). */
@@ -105,6 +105,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       throw error;
     }
 
+    reply.headers(droppedToolsHeaders(opened, decoded.request));
     const meter = new UsageMeter(estimatedInputTokens);
     let answer: Answer;
     try {
