@@ -141,8 +141,10 @@ describe.each(TRANSLATED.map((translated) => [translated.entry.label, translated
     const response = await harness.post('/v1/responses', request('agent-model'), secret);
     expect(response.status).toBe(200);
     expect(response.headers.get(DROPPED_HEADER)).toBe('web_search,tool_search');
-    const answer = (await response.json()) as { model: string; output: Array<Record<string, unknown>> };
+    const answer = (await response.json()) as { model: string; output: Array<Record<string, unknown>>; tools: unknown };
     expect(answer.model).toBe('agent-model');
+    // The response echoes the tools as the client declared them.
+    expect(answer.tools).toEqual(request('agent-model').tools);
     const call = answer.output.find((item) => item.type === 'function_call');
     expect(call).toMatchObject({ name: 'get_weather', namespace: 'weather' });
     expect(JSON.parse(String(call?.arguments))).toEqual({ city: 'Oslo' });

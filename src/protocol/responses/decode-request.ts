@@ -125,6 +125,8 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
     promptCacheKey: optionalString(body.prompt_cache_key, 'prompt_cache_key') ?? null,
     safetyIdentifier: optionalString(body.safety_identifier, 'safety_identifier', 64) ?? null,
   };
+  // Namespaces and hosted tools have no canonical echo: the client's own list is echoed.
+  if (declared.hostedTools.length > 0 || declared.tools.some((tool) => tool.declared !== undefined)) echo.toolsAsSent = Array.isArray(body.tools) ? body.tools : [];
 
   const previousResponseId = optionalString(body.previous_response_id, 'previous_response_id') ?? null;
   return {
