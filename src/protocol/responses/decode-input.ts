@@ -25,6 +25,7 @@ const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'custom_
 const INPUT_PART_TYPES = ['input_text', 'input_image'] as const;
 const ASSISTANT_PART_TYPES = ['output_text', 'refusal'] as const;
 const IMAGE_DETAILS = ['auto', 'low', 'high'] as const;
+const OUTPUT_PART_TYPES = ['input_text', 'input_image', 'input_file'] as const;
 const ITEM_STATUSES = ['in_progress', 'completed', 'incomplete'] as const;
 
 /** What `input` holds besides the canonical items. */
@@ -162,12 +163,14 @@ function decodeFunctionCallOutput(raw: JsonRecord, path: string): InputItem {
   if (output === undefined) throw missingParameter(`${path}.output`);
   if (typeof output === 'string') return { type: 'function_call_output', callId, output };
   if (!Array.isArray(output)) throw invalidType(`${path}.output`, 'a string or an array of content parts', output);
-  // The canonical output is text, so only text parts can be carried; they are joined in order.
+  // The canonical output is text: text parts are joined in order, and an image or file (Codex's
+  // `view_image` answers with one) is named in its place. A Responses upstream gets the parts as sent.
   const texts = output.map((part: unknown, index) => {
     const partPath = `${path}.output[${index}]`;
     if (!isRecord(part)) throw invalidType(partPath, 'an object', part);
-    requireEnum(part.type, `${partPath}.type`, ['input_text']);
-    return requireString(part.text, `${partPath}.text`);
+    const type = requireEnum(part.type, `${partPath}.type`, OUTPUT_PART_TYPES);
+    if (type === 'input_text') return requireString(part.text, `${partPath}.text`);
+    return type === 'input_image' ? '[image not shown]' : '[file not shown]';
   });
   return { type: 'function_call_output', callId, output: texts.join('') };
 }

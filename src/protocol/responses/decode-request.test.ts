@@ -185,7 +185,7 @@ describe('input', () => {
     ['an output without call_id', [{ type: 'function_call_output', output: 'x' }], 'input[0].call_id', 'missing_required_parameter'],
     ['an output without output', [{ type: 'function_call_output', call_id: 'c' }], 'input[0].output', 'missing_required_parameter'],
     ['a numeric output', [{ type: 'function_call_output', call_id: 'c', output: 1 }], 'input[0].output', 'invalid_type'],
-    ['an image in an output', [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'x' }] }], 'input[0].output[0].type', 'invalid_value'],
+    ['an unknown part in an output', [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_video', url: 'x' }] }], 'input[0].output[0].type', 'invalid_value'],
     ['an output part without text', [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_text' }] }], 'input[0].output[0].text', 'missing_required_parameter'],
   ])('rejects %s', (_label, input, param, code) => {
     expectRejected({ model: 'm', input }, param, code);
@@ -492,5 +492,15 @@ describe('tools Tollgate does not run (hosted, namespaced, listed in the input)'
   it('takes a hosted tool choice and allowed_tools without refusing them', () => {
     expect(decodeResponsesRequest({ ...base, tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }).toolChoice).toBe('auto');
     expect(decodeResponsesRequest({ ...base, tools: [spawn], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [] } }).toolChoice).toBe('required');
+  });
+});
+
+describe('tool outputs with images', () => {
+  it('name the image in its place for translated routes (a Responses upstream gets the parts as sent)', () => {
+    const request = decodeResponsesRequest({
+      ...base,
+      input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_text', text: 'Here: ' }, { type: 'input_image', image_url: 'data:image/png;base64,AA==' }] }],
+    });
+    expect(request.input).toEqual([{ type: 'function_call_output', callId: 'c', output: 'Here: [image not shown]' }]);
   });
 });
