@@ -117,6 +117,13 @@ const modelSchema = z
       .strict(),
     reasoning_efforts: z.array(z.enum(['low', 'medium', 'high', 'xhigh', 'max'])).default([]),
     max_output_tokens: z.number().int().positive().default(4_096),
+    /**
+     * Hosted Responses tools (`web_search`, `tool_search`, …) on a route that translates the request
+     * (Chat, Anthropic, Gemini): leave them out and name them in `x-tollgate-dropped-tools` (`drop`),
+     * answer 400 (`refuse`), or use the upstream's own equivalent where one exists and drop the rest
+     * (`map`: Anthropic's web search tool, Gemini's Google Search grounding).
+     */
+    hosted_tools: z.enum(['drop', 'refuse', 'map']).default('drop'),
     targets: z.array(target).min(1),
   })
   .strict();

@@ -27,7 +27,7 @@ import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
 import { runYielding } from './run-yielding.js';
 import type { SettleRetrier } from './settle-retry.js';
-import type { ClientEncoder, SurfaceAdapter } from './surfaces.js';
+import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
 
 export interface AnswerServices {
   /** Answers whose bill is not settled yet (a drain waits for them). */
@@ -119,6 +119,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       throw error;
     }
 
+    reply.headers(droppedToolsHeaders(opened, decoded.request));
     let answer: Answer;
     try {
       const encoder = adapter.createEncoder(decoded, Math.floor(services.now() / 1000));

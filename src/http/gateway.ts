@@ -11,6 +11,7 @@ import { inputBoundsFromConfig } from '../billing/input-bounds.js';
 import { pricesFromConfig } from '../billing/prices.js';
 import type { ConfigFile } from '../config/schema.js';
 import { closeProviders, createProviders } from '../providers/registry.js';
+import { describeDowngrade, downgradedEfforts } from '../providers/shared/effort-budgets.js';
 import type { Limiter } from '../ratelimit/limiter.js';
 import { buildCatalog } from '../routing/catalog.js';
 import { Router, type RouterOptions } from '../routing/router.js';
@@ -47,6 +48,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const now = options.now ?? Date.now;
   const providers = createProviders(options.config.providers, options.env ?? process.env);
   const catalog = buildCatalog(options.config.models, providers);
+  for (const downgrade of downgradedEfforts(options.config)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
   const router = new Router({
     now,
     ...options.router,

@@ -83,7 +83,7 @@ describe('expandConversation', () => {
   });
 
   it('treats a stored item that no longer decodes as a server fault, not a client 400', async () => {
-    await store.saveResponse({ id: 'resp_bad', accountId: 'acct_a', response: { output: [] }, inputItems: [{ type: 'mystery' }], createdAt: new Date(0) });
+    await store.saveResponse({ id: 'resp_bad', accountId: 'acct_a', response: { output: [] }, inputItems: [{ type: 'message', role: 'nobody', content: 'x' }], createdAt: new Date(0) });
     const failure = await expandConversation(store, 'acct_a', decoded({ previousResponseId: 'resp_bad' })).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect(failure).not.toBeInstanceOf(GatewayError);

@@ -37,7 +37,10 @@ export async function expandConversation(store: Store, accountId: string, decode
     });
   }
   const earlierItems = [...previous.inputItems, ...outputItemsAsInputItems(previous.response.output)];
-  const request = { ...decoded.request, input: [...decodeStoredItems(earlierItems, previousId), ...decoded.request.input] };
+  const earlierInput = decodeStoredItems(earlierItems, previousId);
+  const request = { ...decoded.request, input: [...earlierInput, ...decoded.request.input] };
+  // Items kept as they came stay at their places in the new input, now after the earlier turns.
+  if (request.opaqueInput !== undefined) request.opaqueInput = request.opaqueInput.map((item) => ({ ...item, index: item.index + earlierInput.length }));
   return { decoded: { ...decoded, request }, inputItems: decoded.store ? [...earlierItems, ...newItems()] : [] };
 }
 

@@ -8,9 +8,11 @@ import type { CanonicalEvent, CanonicalRequest, Surface, Usage } from '../protoc
 import { decodeChatRequest } from '../protocol/chat-completions/decode-request.js';
 import { ChatCompletionsEncoder } from '../protocol/chat-completions/encoder.js';
 import { decodeResponsesBody } from '../protocol/responses/decode-request.js';
+import { unsupportedHostedTool } from '../protocol/responses/decode-tools.js';
 import { ResponsesEncoder } from '../protocol/responses/encoder.js';
 import type { ResponsesEcho } from '../protocol/responses/response-settings.js';
 import type { ModelEntry } from '../routing/catalog.js';
+import type { OpenedAnswer } from '../routing/router.js';
 
 export interface DecodedBody {
   request: CanonicalRequest;
@@ -56,6 +58,7 @@ export const responsesSurface: SurfaceAdapter = {
     return { ...decoded, clientWantsUsage: true, responsesEcho: decoded.echo };
   },
   checkAgainstModel(decoded, model) {
+    applyHostedToolPolicy(decoded.request, model);
     const effort = decoded.request.reasoningEffort;
     if (effort === undefined || model.reasoningEfforts.has(effort)) return;
     const allowed = [...model.reasoningEfforts];
@@ -86,6 +89,30 @@ export const responsesSurface: SurfaceAdapter = {
     };
   },
 };
+
+/**
+ * The model's `hosted_tools` setting: `map` lets translated routes use their own equivalents;
+ * `refuse` answers 400 naming the first hosted tool when any target of the model would translate
+ * the request (a Responses pass-through runs them all, so a model served only that way never
+ * refuses).
+ */
+function applyHostedToolPolicy(request: CanonicalRequest, model: ModelEntry): void {
+  const hosted = request.hostedTools ?? [];
+  if (hosted.length === 0) return;
+  if (model.hostedTools === 'map') request.mapHostedTools = true;
+  const translates = model.targets.some((target) => target.provider.speaksNatively?.('responses') !== true);
+  if (model.hostedTools === 'refuse' && translates && hosted[0] !== undefined) throw unsupportedHostedTool(hosted[0]);
+}
+
+/** The response header naming the hosted tools the chosen route left out (none on pass-through). */
+export const DROPPED_TOOLS_HEADER = 'x-tollgate-dropped-tools';
+
+export function droppedToolsHeaders(opened: OpenedAnswer, request: CanonicalRequest): Record<string, string> {
+  if (opened.kind === 'passthrough') return {};
+  const provider = opened.target.provider;
+  const dropped = (request.hostedTools ?? []).filter((tool) => provider.keepsHostedTool?.(tool, request) !== true).map((tool) => tool.type);
+  return dropped.length === 0 ? {} : { [DROPPED_TOOLS_HEADER]: [...new Set(dropped)].join(',') };
+}
 
 export const chatCompletionsSurface: SurfaceAdapter = {
   surface: 'chat-completions',

@@ -40,6 +40,38 @@ export interface FunctionTool {
    * format as given (`{type: "text"}` or a lark/regex grammar), kept for the echo.
    */
   custom?: { format?: Record<string, unknown> };
+  /**
+   * Present when the client declared the tool inside a Responses `namespace` tool. `name` above is
+   * then the flattened name upstreams see (see responses/tool-names.ts); a call comes back to the
+   * client under the declared namespace and name.
+   */
+  declared?: { namespace: string; name: string };
+}
+
+/**
+ * A tool the gateway does not run or translate as a function: a hosted tool (`web_search`,
+ * `tool_search`, `file_search`, …) or a type that did not exist when this was written. A Responses
+ * upstream gets `raw` as the client sent it; a translated route maps it to the upstream's own
+ * equivalent where the catalog allows that, and otherwise drops it (or the model refuses it).
+ */
+export interface HostedTool {
+  type: string;
+  raw: Readonly<Record<string, unknown>>;
+  /** Where the client declared it (`tools[3]`, `input[0].tools[1]`), for a refusal's `param`. */
+  param: string;
+}
+
+/** What translated routes do with hosted tools they cannot run (catalog `hosted_tools`). */
+export type HostedToolPolicy = 'drop' | 'refuse' | 'map';
+
+/**
+ * An input item the gateway has no canonical form for (hosted-tool calls, compaction items, types
+ * that do not exist yet). A Responses upstream gets `raw` back at `index` (its place among the
+ * canonical items); translated routes leave it out, as they leave out reasoning items.
+ */
+export interface OpaqueInputItem {
+  index: number;
+  raw: Readonly<Record<string, unknown>>;
 }
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
@@ -57,6 +89,15 @@ export interface CanonicalRequest {
   instructions?: string;
   input: InputItem[];
   tools: FunctionTool[];
+  /** Hosted and unknown tools (Responses only); absent when there are none. */
+  hostedTools?: HostedTool[];
+  /**
+   * Whether a translated route may map hosted tools to its own equivalents (catalog
+   * `hosted_tools: map`); set by the gateway once the model is known.
+   */
+  mapHostedTools?: boolean;
+  /** Input items kept only for Responses upstreams (Responses only); absent when there are none. */
+  opaqueInput?: OpaqueInputItem[];
   toolChoice: ToolChoice;
   parallelToolCalls?: boolean;
   /** The client's own cap on output tokens (reasoning included), if it set one. */

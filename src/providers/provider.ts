@@ -4,7 +4,7 @@
  * billing; they report failures as `UpstreamError` and the router/http layers decide what the client
  * sees.
  */
-import type { CanonicalEvent, CanonicalRequest, Surface } from '../protocol/canonical.js';
+import type { CanonicalEvent, CanonicalRequest, HostedTool, Surface } from '../protocol/canonical.js';
 
 /** What a single upstream call needs besides the request. */
 export interface ProviderCall {
@@ -70,6 +70,11 @@ export interface Provider {
   passthrough?(call: PassthroughCall): Promise<PassthroughResult>;
   /** Whether `passthrough` can serve this surface. */
   speaksNatively?(surface: Surface): boolean;
+  /**
+   * Whether the canonical path (`stream`) sends this hosted tool upstream (as is, or mapped to the
+   * upstream's equivalent); the others are dropped and named to the client. Absent: none is sent.
+   */
+  keepsHostedTool?(tool: HostedTool, request: CanonicalRequest): boolean;
   /** Releases connection pools. */
   close?(): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * targets bound to live provider instances. Built once from the frozen config.
  */
 import type { ConfigFile } from '../config/schema.js';
-import type { ReasoningEffort } from '../protocol/canonical.js';
+import type { HostedToolPolicy, ReasoningEffort } from '../protocol/canonical.js';
 import type { Provider } from '../providers/provider.js';
 
 export interface Target {
@@ -21,6 +21,8 @@ export interface ModelEntry {
   enabled: boolean;
   reasoningEfforts: ReadonlySet<ReasoningEffort>;
   maxOutputTokens: number;
+  /** What translated routes do with hosted tools (catalog `hosted_tools`). */
+  hostedTools: HostedToolPolicy;
   targets: readonly Target[];
 }
 
@@ -46,6 +48,7 @@ export function buildCatalog(models: ConfigFile['models'], providers: ReadonlyMa
       enabled: model.enabled,
       reasoningEfforts: new Set(model.reasoning_efforts),
       maxOutputTokens: model.max_output_tokens,
+      hostedTools: model.hosted_tools,
       targets,
     });
   }

@@ -2,7 +2,8 @@
  * An Anthropic Messages upstream (`POST /v1/messages`, streamed; docs/wire-formats.md §4.4) playing a
  * model that runs Codex's shell tool once and then answers: turn 1 streams a `tool_use` block,
  * turn 2 (whose last user turn holds the `tool_result`) streams the final text. Events are named
- * (`event:` lines) and include a `ping`, as Anthropic sends them.
+ * (`event:` lines) and include a `ping`, as Anthropic sends them; a request with `thinking` gets a
+ * signed thinking block first.
  */
 import type { ServerResponse } from 'node:http';
 import { startModelDouble, writeSse, type ModelDouble } from './model-double-server.js';
@@ -37,18 +38,30 @@ function answer(body: Record<string, unknown>, response: ServerResponse): void {
     { event: 'message_start', data: { type: 'message_start', message } },
     { event: 'ping', data: { type: 'ping' } },
   ];
+  // With thinking, the answer's block follows the thinking block.
+  const index = turn.thinking === undefined ? 0 : 1;
+  const thinking =
+    turn.thinking === undefined
+      ? []
+      : [
+          { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } } },
+          { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: turn.thinking } } },
+          { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'c2lnbmVk' } } },
+          { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+        ];
   const closing = (stopReason: string) => [
-    { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+    { event: 'content_block_stop', data: { type: 'content_block_stop', index } },
     { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 20 } } },
     { event: 'message_stop', data: { type: 'message_stop' } },
   ];
-  const delta = (payload: Record<string, unknown>) => ({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: payload } });
+  const delta = (payload: Record<string, unknown>) => ({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: payload } });
 
   if (turn.kind === 'text') {
     const cut = Math.floor(turn.text.length / 2);
     writeSse(response, [
       ...opening,
-      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+      ...thinking,
+      { event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } },
       delta({ type: 'text_delta', text: turn.text.slice(0, cut) }),
       delta({ type: 'text_delta', text: turn.text.slice(cut) }),
       ...closing('end_turn'),
@@ -59,7 +72,8 @@ function answer(body: Record<string, unknown>, response: ServerResponse): void {
   const cut = Math.floor(input.length / 2);
   writeSse(response, [
     ...opening,
-    { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: ANTHROPIC_TOOL_USE_ID, name: turn.call.name, input: {} } } },
+    ...thinking,
+    { event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: ANTHROPIC_TOOL_USE_ID, name: turn.call.name, input: {} } } },
     delta({ type: 'input_json_delta', partial_json: input.slice(0, cut) }),
     delta({ type: 'input_json_delta', partial_json: input.slice(cut) }),
     ...closing('tool_use'),
@@ -84,6 +98,7 @@ export function readAnthropicConversation(body: Record<string, unknown>): Conver
     calls: blocks('assistant', 'tool_use').map((block) => ({ id: block.id, name: block.name, arguments: block.input })),
     outputs: blocks('user', 'tool_result').map((block) => ({ callId: block.tool_use_id, text: textOf(block.content) })),
     tools: declaredTools(body.tools),
+    reasoning: body.thinking,
   };
 }
 

@@ -1,8 +1,8 @@
 /**
  * A chat-only OpenAI-compatible upstream (`POST /v1/chat/completions`, docs/wire-formats.md §1) playing
- * a model that runs Codex's shell tool once and then answers: turn 1 streams a tool call, turn 2
- * (whose history holds the tool's output) streams the final text. Tool calls stream the way OpenAI
- * sends them: the id and name first, then the arguments in fragments.
+ * the scripted model: tool calls stream the way OpenAI sends them (the id and name first, then the
+ * arguments in fragments), and a request with `reasoning_effort` gets its reasoning as
+ * `reasoning_content` deltas first, as reasoning servers compatible with OpenAI send it.
  */
 import type { ServerResponse } from 'node:http';
 import { startModelDouble, writeSse, type ModelDouble } from './model-double-server.js';
@@ -27,10 +27,12 @@ function answer(body: Record<string, unknown>, response: ServerResponse): void {
     choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
   });
   const usage = { ...base, choices: [], usage: { prompt_tokens: 900, completion_tokens: 20, total_tokens: 920 } };
+  const thinking = turn.thinking === undefined ? [] : [{ data: chunk({ role: 'assistant', content: null, reasoning_content: turn.thinking }) }];
 
   if (turn.kind === 'text') {
     const cut = Math.floor(turn.text.length / 2);
     writeSse(response, [
+      ...thinking,
       { data: chunk({ role: 'assistant', content: '' }) },
       { data: chunk({ content: turn.text.slice(0, cut) }) },
       { data: chunk({ content: turn.text.slice(cut) }) },
@@ -43,6 +45,7 @@ function answer(body: Record<string, unknown>, response: ServerResponse): void {
   const argumentsText = JSON.stringify(turn.call.arguments);
   const cut = Math.floor(argumentsText.length / 2);
   writeSse(response, [
+    ...thinking,
     { data: chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: CHAT_CALL_ID, type: 'function', function: { name: turn.call.name, arguments: '' } }] }) },
     { data: chunk({ tool_calls: [{ index: 0, function: { arguments: argumentsText.slice(0, cut) } }] }) },
     { data: chunk({ tool_calls: [{ index: 0, function: { arguments: argumentsText.slice(cut) } }] }) },
@@ -67,6 +70,7 @@ export function readChatConversation(body: Record<string, unknown>): Conversatio
       }),
     outputs: withRole('tool').map((message) => ({ callId: message.tool_call_id, text: textOf(message.content) })),
     tools: declaredTools(body.tools),
+    reasoning: body.reasoning_effort,
   };
 }
 

@@ -1,26 +1,34 @@
 /**
- * The Codex CLI (`@openai/codex`, pinned in test/support/codex.ts) driving the real gateway: one
- * `codex exec` turn that runs a shell command and then answers must complete through a chat-only
- * OpenAI-compatible upstream and through an Anthropic upstream. Codex sends what a real coding
- * agent sends (streamed Responses requests with `store: false`, developer messages, item ids,
- * `include`, `prompt_cache_key`, `client_metadata`, function tools and the free-form `apply_patch`
- * custom tool) and resends the whole history on the second request, which must reach the upstream
- * translated, tool output included. A second turn has the model edit a file with `apply_patch`:
- * upstreams see it as a function of one string, and Codex must get a `custom_tool_call` back.
+ * The Codex CLI (`@openai/codex`, pinned in test/support/codex.ts) with its stock configuration
+ * (a provider block and nothing else, as the README shows) driving the real gateway through every
+ * provider type: a Responses upstream (pass-through), a chat-only OpenAI-compatible upstream,
+ * Anthropic and Gemini. Two catalog ids per route, one of each family Codex treats differently:
+ * - `model-5.6-…`: Codex has no metadata for it and sends its default tools: `exec_command` and
+ *   other functions, a `namespace` (multi-agent) and the hosted `web_search`;
+ * - `gpt-5.6-sol-…`: Codex's bundled metadata applies ("code mode"): no `tools` field, but an
+ *   `additional_tools` input item holding two namespaces, one with the free-form `exec` tool.
+ * Each pair runs a plain turn, a turn at each reasoning effort (the upstream gets the effort in its
+ * own terms, and Codex gets the upstream's reasoning back as a reasoning item), a shell command,
+ * and a file edit with Codex's patch format. Every run is its own `codex exec`; they run
+ * concurrently against one gateway, and a tag in each prompt tells their requests apart.
  *
  * The CLI is installed into .tollgate-cache/ when the suite runs, not as a dependency. Outside CI
  * the suite is skipped when it cannot be installed (no registry); in CI that is a failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { THINKING_BUDGETS as ANTHROPIC_BUDGETS } from '../../src/providers/anthropic/messages-request.js';
+import { THINKING_BUDGETS as GEMINI_BUDGETS } from '../../src/providers/gemini/thinking-budget.js';
 import { ensureCodex } from '../support/codex.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { ANTHROPIC_TOOL_USE_ID, readAnthropicConversation, startAnthropicModelDouble } from './anthropic-model-double.js';
 import { CHAT_CALL_ID, readChatConversation, startChatModelDouble } from './chat-model-double.js';
-import type { ModelDouble } from './model-double-server.js';
-import type { Conversation } from './model-script.js';
+import { GEMINI_CALL_ID, readGeminiConversation, startGeminiModelDouble } from './gemini-model-double.js';
+import type { ModelDouble, RecordedRequest } from './model-double-server.js';
+import { PLAIN_ANSWER, SHELL_TASK, THINKING, type Conversation } from './model-script.js';
+import { PATCH_ANSWER, PATCH_FILE, PATCH_FILE_TEXT } from './patch-call.js';
+import { readResponsesConversation, RESPONSES_CALL_ID, startResponsesModelDouble } from './responses-model-double.js';
 import { runCodexExec, type CodexExecResult } from './run-codex.js';
-import { PATCH, PATCH_ANSWER, PATCH_FILE, PATCH_FILE_TEXT, patchCall } from './patch-call.js';
-import { COMMAND_OUTPUT, FINAL_ANSWER, shellCall } from './shell-call.js';
+import { COMMAND_OUTPUT, FINAL_ANSWER, isRecord } from './shell-call.js';
 
 const installation = await ensureCodex().then(
   (launcher) => ({ launcher, error: undefined }),
@@ -31,113 +39,214 @@ if (installation.error !== undefined && !inCi) {
   console.info(`Codex end-to-end runs skipped: the Codex CLI could not be installed (${String(installation.error)}).`);
 }
 
-const CHAT_KEY = 'sk-chat-upstream-secret';
-const ANTHROPIC_KEY = 'sk-ant-upstream-secret';
-const PROMPT = 'Run `echo tollgate-ok` in the shell and tell me what it printed.';
+const KEYS = { responses: 'sk-responses-upstream', chat: 'sk-chat-upstream', anthropic: 'sk-ant-upstream', gemini: 'gemini-upstream-key' };
 const RUN_TIMEOUT_MS = 90_000;
+/** Large enough that no effort's thinking budget is cut (the largest is Anthropic's 65536). */
+const MAX_OUTPUT_TOKENS = 100_000;
+const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
+type Effort = (typeof EFFORTS)[number];
 
-/** One way to an upstream: the catalog model Codex asks for, and how to read what the upstream got. */
+/** One way to an upstream. */
 interface Route {
+  key: 'passthrough' | 'chat' | 'anthropic' | 'gemini';
   label: string;
-  model: string;
   upstream: () => ModelDouble;
   read: (body: Record<string, unknown>) => Conversation;
   /** The id the double gives its tool call. */
   callId: string;
+  /** What the upstream must have been asked for, for an effort (in its own terms). */
+  reasoningFor: (effort: Effort) => unknown;
 }
 
-describe.skipIf(installation.error !== undefined && !inCi)('codex exec through Tollgate', () => {
+interface Family {
+  label: string;
+  model: (route: Route) => string;
+  codeMode: boolean;
+}
+
+const FAMILIES: Family[] = [
+  { label: 'model-5.6 (no Codex metadata)', model: (route) => `model-5.6-${route.key}`, codeMode: false },
+  { label: 'gpt-5.6 (code mode, additional_tools)', model: (route) => `gpt-5.6-sol-${route.key}`, codeMode: true },
+];
+
+let tagCount = 0;
+/** A prompt with a tag only its run's requests carry. */
+const tagged = (text: string): { prompt: string; tag: string } => {
+  tagCount += 1;
+  const tag = `[run ${tagCount}]`;
+  return { prompt: `${text} ${tag}`, tag };
+};
+
+describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its stock config through Tollgate', () => {
   let harness: Harness;
-  let chatUpstream: ModelDouble;
-  let anthropicUpstream: ModelDouble;
+  const doubles: Partial<Record<Route['key'], ModelDouble>> = {};
   let secret: string;
 
+  const double = (key: Route['key']) => (): ModelDouble => {
+    const found = doubles[key];
+    if (found === undefined) throw new Error(`no ${key} double`);
+    return found;
+  };
   const routes: Route[] = [
-    { label: 'a chat-only OpenAI upstream', model: 'codex-via-chat', upstream: () => chatUpstream, read: readChatConversation, callId: CHAT_CALL_ID },
-    { label: 'an Anthropic upstream', model: 'codex-via-anthropic', upstream: () => anthropicUpstream, read: readAnthropicConversation, callId: ANTHROPIC_TOOL_USE_ID },
+    {
+      key: 'passthrough',
+      label: 'a Responses upstream (pass-through)',
+      upstream: double('passthrough'),
+      read: readResponsesConversation,
+      callId: RESPONSES_CALL_ID,
+      reasoningFor: (effort) => effort,
+    },
+    { key: 'chat', label: 'a chat-only upstream', upstream: double('chat'), read: readChatConversation, callId: CHAT_CALL_ID, reasoningFor: (effort) => effort },
+    {
+      key: 'anthropic',
+      label: 'an Anthropic upstream',
+      upstream: double('anthropic'),
+      read: readAnthropicConversation,
+      callId: ANTHROPIC_TOOL_USE_ID,
+      reasoningFor: (effort) => ({ type: 'enabled', budget_tokens: ANTHROPIC_BUDGETS[effort] }),
+    },
+    {
+      key: 'gemini',
+      label: 'a Gemini upstream',
+      upstream: double('gemini'),
+      read: readGeminiConversation,
+      callId: GEMINI_CALL_ID,
+      reasoningFor: (effort) => ({ thinkingBudget: GEMINI_BUDGETS[effort], includeThoughts: true }),
+    },
   ];
 
   beforeAll(async () => {
     if (installation.error !== undefined) throw installation.error;
-    chatUpstream = await startChatModelDouble(CHAT_KEY);
-    anthropicUpstream = await startAnthropicModelDouble(ANTHROPIC_KEY);
-    const prices = { input: '1', output: '4' };
+    doubles.passthrough = await startResponsesModelDouble(KEYS.responses);
+    doubles.chat = await startChatModelDouble(KEYS.chat);
+    doubles.anthropic = await startAnthropicModelDouble(KEYS.anthropic);
+    doubles.gemini = await startGeminiModelDouble(KEYS.gemini);
+    const providerOf: Record<Route['key'], string> = { passthrough: 'responses', chat: 'chat-only', anthropic: 'claude', gemini: 'google' };
+    const models = routes.flatMap((route) =>
+      FAMILIES.map((family) => ({
+        id: family.model(route),
+        prices: { input: '1', output: '4' },
+        reasoning_efforts: [...EFFORTS],
+        max_output_tokens: MAX_OUTPUT_TOKENS,
+        targets: [{ provider: providerOf[route.key], model: `${route.key}-upstream-model` }],
+      })),
+    );
     harness = await startHarness({
       catalog: {
         providers: [
-          { name: 'chat-only', type: 'openai', base_url: chatUpstream.baseUrl, api_key_env: 'CHAT_UPSTREAM_KEY', api: 'chat' },
-          { name: 'claude', type: 'anthropic', base_url: anthropicUpstream.baseUrl, api_key_env: 'ANTHROPIC_UPSTREAM_KEY' },
+          { name: 'responses', type: 'openai', base_url: doubles.passthrough.baseUrl, api_key_env: 'RESPONSES_UPSTREAM_KEY', api: 'responses' },
+          { name: 'chat-only', type: 'openai', base_url: doubles.chat.baseUrl, api_key_env: 'CHAT_UPSTREAM_KEY', api: 'chat' },
+          { name: 'claude', type: 'anthropic', base_url: doubles.anthropic.baseUrl, api_key_env: 'ANTHROPIC_UPSTREAM_KEY' },
+          { name: 'google', type: 'gemini', base_url: doubles.gemini.baseUrl, api_key_env: 'GEMINI_UPSTREAM_KEY' },
         ],
-        models: [
-          { id: 'codex-via-chat', prices, targets: [{ provider: 'chat-only', model: 'chat-upstream-model' }] },
-          { id: 'codex-via-anthropic', prices, targets: [{ provider: 'claude', model: 'claude-upstream-model' }] },
-        ],
+        models,
       },
-      env: { CHAT_UPSTREAM_KEY: CHAT_KEY, ANTHROPIC_UPSTREAM_KEY: ANTHROPIC_KEY },
+      env: { RESPONSES_UPSTREAM_KEY: KEYS.responses, CHAT_UPSTREAM_KEY: KEYS.chat, ANTHROPIC_UPSTREAM_KEY: KEYS.anthropic, GEMINI_UPSTREAM_KEY: KEYS.gemini },
     });
-    ({ secret } = await harness.newAccount('10'));
-  }, 30_000);
+    ({ secret } = await harness.newAccount('1000'));
+  }, 60_000);
 
   afterAll(async () => {
     await harness?.close();
-    await chatUpstream?.close();
-    await anthropicUpstream?.close();
+    for (const upstream of Object.values(doubles)) await upstream.close();
   });
 
-  const exec = (model: string, prompt: string, readBack: string[] = []): Promise<CodexExecResult> =>
-    runCodexExec({ launcher: installation.launcher, baseUrl: `${harness.baseUrl}/v1`, apiKey: secret, model, prompt, timeoutMs: RUN_TIMEOUT_MS, readBack });
+  const exec = (model: string, prompt: string, options: { effort?: Effort; readBack?: string[] } = {}): Promise<CodexExecResult> =>
+    runCodexExec({ launcher: installation.launcher, baseUrl: `${harness.baseUrl}/v1`, apiKey: secret, model, prompt, timeoutMs: RUN_TIMEOUT_MS, ...options });
+
+  /** The requests of one run, in order, read as the model saw them. */
+  const requestsOf = (route: Route, tag: string): Array<{ request: RecordedRequest; conversation: Conversation }> =>
+    route
+      .upstream()
+      .requests.map((request) => ({ request, conversation: route.read(request.body) }))
+      .filter(({ conversation }) => conversation.userText.includes(tag));
 
   /** Everything needed to see why a run failed, in the assertion message. */
-  const explain = (run: CodexExecResult, upstream: ModelDouble) =>
-    `exit ${run.exitCode}${run.timedOut ? ' (timed out)' : ''}\n--- stderr (tail) ---\n${run.stderr.slice(-4000)}\n--- stdout ---\n${run.stdout.slice(-2000)}\n--- upstream requests: ${upstream.requests.length}`;
+  const explain = (run: CodexExecResult) =>
+    `exit ${run.exitCode}${run.timedOut ? ' (timed out)' : ''}\n--- stderr (tail) ---\n${run.stderr.slice(-3000)}\n--- stdout (tail) ---\n${run.stdout.slice(-3000)}`;
+
+  const warnings = (run: CodexExecResult): string[] => run.items.filter((item) => item.type === 'error').map((item) => String(item.message));
 
   for (const route of routes) {
-    it(`completes a shell-command turn through ${route.label}`, async () => {
-      const upstream = route.upstream();
-      const before = upstream.requests.length;
-      const run = await exec(route.model, PROMPT);
-      expect(run.exitCode, explain(run, upstream)).toBe(0);
-      const requests = upstream.requests.slice(before);
-      expect(requests).toHaveLength(2);
-      expect(requests.every((request) => request.body.stream === true)).toBe(true);
-      const [first, second] = requests.map((request) => route.read(request.body));
+    for (const family of FAMILIES) {
+      const model = family.model(route);
 
-      // Codex's developer messages (its instructions) reached the upstream as system text.
-      expect(first!.instructions).toContain('Codex');
-      expect(first!.userText).toContain(PROMPT);
-      expect(first!.calls).toEqual([]);
-      // The free-form apply_patch tool went up as a function taking one string (patchCall checks).
-      expect(() => patchCall(first!.tools)).not.toThrow();
+      describe.concurrent(`${family.label} through ${route.label}`, () => {
+        it('answers a plain turn, with Codex default tools reaching the upstream as it can take them', async () => {
+          const { prompt, tag } = tagged('Say hello.');
+          const run = await exec(model, prompt);
+          expect(run.exitCode, explain(run)).toBe(0);
+          expect(run.lastMessage).toContain(PLAIN_ANSWER);
+          const requests = requestsOf(route, tag);
+          expect(requests).toHaveLength(1);
+          const body = requests[0]!.request.body;
+          const names = requests[0]!.conversation.tools.map((tool) => (tool.namespace === undefined ? tool.name : `${tool.namespace}.${tool.name}`));
+          expect(requests[0]!.conversation.instructions).toContain('Codex');
 
-      // The second request resends the history: the call as the model made it, and the command's
-      // real output joined to it by the call id.
-      expect(second!.userText).toContain(PROMPT);
-      const call = shellCall(first!.tools);
-      expect(second!.calls).toEqual([{ id: route.callId, name: call.name, arguments: call.arguments }]);
-      expect(second!.outputs).toHaveLength(1);
-      expect(second!.outputs[0]!.callId).toBe(route.callId);
-      expect(second!.outputs[0]!.text).toContain(COMMAND_OUTPUT);
+          if (route.key === 'passthrough') {
+            // Forwarded as Codex sent them: hosted tools, namespaces, the additional_tools item.
+            if (family.codeMode) {
+              expect(Array.isArray(body.input) && body.input.some((item) => isRecord(item) && item.type === 'additional_tools')).toBe(true);
+              expect(names).toContain('functions.exec');
+            } else {
+              expect(Array.isArray(body.tools) && body.tools.some((tool) => isRecord(tool) && tool.type === 'web_search')).toBe(true);
+              expect(Array.isArray(body.tools) && body.tools.some((tool) => isRecord(tool) && tool.type === 'namespace')).toBe(true);
+            }
+          } else {
+            // Namespaces flattened into functions; hosted tools dropped.
+            if (family.codeMode) expect(names).toEqual(expect.arrayContaining(['functions__exec', 'collaboration__spawn_agent']));
+            else expect(names.some((name) => name.startsWith('multi_agent_v1__'))).toBe(true);
+            expect(JSON.stringify(body)).not.toContain('"web_search"');
+          }
+          // Codex reads model metadata from its own catalog only; for its own model names it has some.
+          const missingMetadata = warnings(run).some((warning) => warning.includes('Model metadata'));
+          expect(missingMetadata).toBe(!family.codeMode);
+        }, 120_000);
 
-      expect(run.lastMessage).toContain(FINAL_ANSWER);
-      expect(run.stdout).toContain(FINAL_ANSWER);
-    }, 120_000);
+        for (const effort of EFFORTS) {
+          it(`runs a turn at reasoning effort ${effort}, and Codex gets the reasoning back`, async () => {
+            const { prompt, tag } = tagged('Say hello after some thought.');
+            const run = await exec(model, prompt, { effort });
+            expect(run.exitCode, explain(run)).toBe(0);
+            expect(run.lastMessage).toContain(PLAIN_ANSWER);
+            const requests = requestsOf(route, tag);
+            expect(requests).toHaveLength(1);
+            expect(requests[0]!.conversation.reasoning).toEqual(route.reasoningFor(effort));
+            expect(run.items.filter((item) => item.type === 'reasoning').map((item) => item.text)).toEqual([THINKING]);
+          }, 120_000);
+        }
 
-    it(`edits a file with the free-form apply_patch tool through ${route.label}`, async () => {
-      const upstream = route.upstream();
-      const before = upstream.requests.length;
-      const run = await exec(route.model, `Create ${PATCH_FILE} saying "${PATCH_FILE_TEXT}".`, [PATCH_FILE]);
-      expect(run.exitCode, explain(run, upstream)).toBe(0);
-      // Codex applied the patch, so it got the call back as a custom_tool_call with the raw text.
-      expect(run.files[PATCH_FILE]).toBe(`${PATCH_FILE_TEXT}\n`);
-      const requests = upstream.requests.slice(before);
-      expect(requests).toHaveLength(2);
-      const second = route.read(requests[1]!.body);
-      // Replayed as the function call the upstream made, with Codex's result joined to it.
-      expect(second.calls).toEqual([{ id: route.callId, name: 'apply_patch', arguments: { input: PATCH } }]);
-      expect(second.outputs).toHaveLength(1);
-      expect(second.outputs[0]!.callId).toBe(route.callId);
-      expect(second.outputs[0]!.text).toContain(PATCH_FILE);
-      expect(run.lastMessage).toContain(PATCH_ANSWER);
-    }, 120_000);
+        it('runs a shell command and answers with its output', async () => {
+          const { prompt, tag } = tagged(`${SHELL_TASK} and tell me what it printed.`);
+          const run = await exec(model, prompt);
+          expect(run.exitCode, explain(run)).toBe(0);
+          expect(run.lastMessage).toContain(FINAL_ANSWER);
+          const requests = requestsOf(route, tag);
+          expect(requests).toHaveLength(2);
+          const [first, second] = requests.map(({ conversation }) => conversation);
+          expect(first!.calls).toEqual([]);
+          // The history comes back with the call as the model made it (name, and namespace on
+          // pass-through) and the command's real output joined to it by the call id.
+          expect(second!.calls).toHaveLength(1);
+          const call = second!.calls[0]!;
+          if (route.key !== 'gemini' || call.id !== undefined) expect(call.id).toBe(route.callId);
+          if (family.codeMode) expect(route.key === 'passthrough' ? [call.namespace, call.name] : [call.name]).toEqual(route.key === 'passthrough' ? ['functions', 'exec'] : ['functions__exec']);
+          else expect(call.name).toBe('exec_command');
+          expect(second!.outputs).toHaveLength(1);
+          expect(second!.outputs[0]!.text).toContain(COMMAND_OUTPUT);
+        }, 120_000);
+
+        it('edits a file with the patch format', async () => {
+          const { prompt, tag } = tagged(`Create ${PATCH_FILE} saying "${PATCH_FILE_TEXT}".`);
+          const run = await exec(model, prompt, { readBack: [PATCH_FILE] });
+          expect(run.exitCode, explain(run)).toBe(0);
+          expect(run.files[PATCH_FILE], explain(run)).toBe(`${PATCH_FILE_TEXT}\n`);
+          expect(run.lastMessage).toContain(PATCH_ANSWER);
+          const requests = requestsOf(route, tag);
+          expect(requests).toHaveLength(2);
+          expect(requests[1]!.conversation.outputs).toHaveLength(1);
+        }, 120_000);
+      });
+    }
   }
 });

@@ -22,8 +22,8 @@ export interface ModelDouble {
 }
 
 export interface ModelDoubleOptions {
-  /** The only path answered; anything else is a 404. */
-  path: string;
+  /** The only path answered (or paths matching it); anything else is a 404. */
+  path: string | RegExp;
   /** Whether the request carries the upstream key the gateway was configured with. */
   authorized(headers: IncomingMessage['headers']): boolean;
   /** Writes the whole answer for one request. */
@@ -37,7 +37,8 @@ export async function startModelDouble(options: ModelDoubleOptions): Promise<Mod
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const path = request.url ?? '';
-      if (request.method !== 'POST' || path !== options.path) return sendJson(response, 404, { error: `no route ${request.method} ${path}` });
+      const known = typeof options.path === 'string' ? path === options.path : options.path.test(path);
+      if (request.method !== 'POST' || !known) return sendJson(response, 404, { error: `no route ${request.method} ${path}` });
       if (!options.authorized(request.headers)) return sendJson(response, 401, { error: 'bad upstream key' });
       let body: unknown;
       try {

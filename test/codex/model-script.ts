@@ -1,10 +1,11 @@
 /**
- * The scripted model behind both upstream doubles, independent of wire format: each double reads
+ * The scripted model behind every upstream double, independent of wire format: each double reads
  * its request into a {@link Conversation} and writes the {@link ScriptedTurn} in its own format.
- * The test reads the recorded requests through the same readers.
+ * The test reads the recorded requests through the same readers. Runs go on concurrently, so each
+ * prompt carries a tag that tells its requests apart.
  */
 import { PATCH_ANSWER, PATCH_FILE, patchCall } from './patch-call.js';
-import { FINAL_ANSWER, shellCall, type DeclaredTool, type ShellCall } from './shell-call.js';
+import { FINAL_ANSWER, shellCall, type DeclaredTool, type ToolCall } from './shell-call.js';
 
 /** A request as the model sees it, whatever the wire format. */
 export interface Conversation {
@@ -13,23 +14,34 @@ export interface Conversation {
   /** The text of every user message, joined. */
   userText: string;
   /** Tool calls the model made earlier, replayed in the history; `arguments` parsed. */
-  calls: Array<{ id: unknown; name: unknown; arguments: unknown }>;
+  calls: Array<{ id: unknown; name: unknown; namespace?: unknown; arguments: unknown }>;
   /** Tool outputs in the history. */
   outputs: Array<{ callId: unknown; text: string }>;
   tools: DeclaredTool[];
+  /** The reasoning the request asks for, in the upstream's own terms (undefined: none). */
+  reasoning: unknown;
 }
 
-/** What the scripted model does on one request. */
-export type ScriptedTurn = { kind: 'text'; text: string } | { kind: 'call'; call: ShellCall };
+/** What the scripted model does on one request; `thinking` is reasoning text to stream first. */
+export type ScriptedTurn = ({ kind: 'text'; text: string } | { kind: 'call'; call: ToolCall }) & { thinking?: string };
+
+/** A prompt containing this asks for the shell command. */
+export const SHELL_TASK = 'Run `echo tollgate-ok` in the shell';
+export const PLAIN_ANSWER = 'Hello from the scripted model.';
+export const THINKING = 'The user wants a greeting.';
 
 /**
- * Turn 1 calls the shell (or, when the user asks for the patch file, `apply_patch`); once the
- * output is back, the model answers.
+ * Turn 1 calls the shell (or the patch tool, when the user asks for the patch file), or answers at
+ * once when asked for neither; once a tool's output is back, the model answers. A request that
+ * asks for reasoning gets some before the answer.
  */
 export function scriptedTurn(conversation: Conversation): ScriptedTurn {
+  const thinking = conversation.reasoning === undefined ? {} : { thinking: THINKING };
   const patching = conversation.userText.includes(PATCH_FILE);
-  if (conversation.outputs.length > 0) return { kind: 'text', text: patching ? PATCH_ANSWER : FINAL_ANSWER };
-  return { kind: 'call', call: patching ? patchCall(conversation.tools) : shellCall(conversation.tools) };
+  if (conversation.outputs.length > 0) return { kind: 'text', text: patching ? PATCH_ANSWER : FINAL_ANSWER, ...thinking };
+  if (patching) return { kind: 'call', call: patchCall(conversation.tools), ...thinking };
+  if (conversation.userText.includes(SHELL_TASK)) return { kind: 'call', call: shellCall(conversation.tools), ...thinking };
+  return { kind: 'text', text: PLAIN_ANSWER, ...thinking };
 }
 
 /** Arguments as JSON text parsed, or the text itself when it is not JSON. */

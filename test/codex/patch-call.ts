@@ -1,9 +1,10 @@
 /**
- * The second thing the scripted models can do: edit a file with Codex's `apply_patch`, a free-form
- * (`custom`) tool whose input is the patch text itself. Upstreams see it as a function taking one
- * string, `input`; Codex must get the call back as a `custom_tool_call` to apply it.
+ * The second thing the scripted models can do: create a file with Codex's patch format. How
+ * depends on the tools Codex declared (see shell-call.ts): a free-form `apply_patch` tool, code
+ * mode's `tools.apply_patch(…)`, or, for a model Codex has no metadata for, `apply_patch` run
+ * through the shell tool, which Codex intercepts and applies itself.
  */
-import { isRecord, type DeclaredTool } from './shell-call.js';
+import { assertOneStringInput, codeModeCall, codeModeTool, commandCall, type DeclaredTool, type ToolCall } from './shell-call.js';
 
 /** A prompt that mentions this file asks for the patch instead of the shell command. */
 export const PATCH_FILE = 'tollgate-note.txt';
@@ -11,14 +12,12 @@ export const PATCH_FILE_TEXT = 'written through tollgate';
 export const PATCH = `*** Begin Patch\n*** Add File: ${PATCH_FILE}\n+${PATCH_FILE_TEXT}\n*** End Patch\n`;
 export const PATCH_ANSWER = `Created ${PATCH_FILE}.`;
 
-/** Throws when `apply_patch` is missing or was not turned into a function of one string `input`. */
-export function patchCall(tools: readonly DeclaredTool[]): { name: string; arguments: Record<string, unknown> } {
-  const tool = tools.find((candidate) => candidate.name === 'apply_patch');
-  if (tool === undefined) throw new Error(`No apply_patch tool among: ${tools.map((candidate) => candidate.name).join(', ')}`);
-  const schema = tool.schema;
-  const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {};
-  if (Object.keys(properties).join() !== 'input' || !isRecord(properties.input) || properties.input.type !== 'string') {
-    throw new Error(`apply_patch does not take one string 'input': ${JSON.stringify(schema)}`);
+export function patchCall(tools: readonly DeclaredTool[]): ToolCall {
+  const freeForm = tools.find((candidate) => candidate.name === 'apply_patch' && candidate.namespace === undefined);
+  if (freeForm !== undefined) {
+    if (freeForm.custom !== true) assertOneStringInput(freeForm);
+    return { name: 'apply_patch', arguments: { input: PATCH }, custom: true };
   }
-  return { name: 'apply_patch', arguments: { input: PATCH } };
+  if (codeModeTool(tools) !== undefined) return codeModeCall(tools, `await tools.apply_patch(${JSON.stringify(PATCH)});\ntext("patched");`);
+  return commandCall(tools, `apply_patch <<'EOF'\n${PATCH}EOF\n`);
 }

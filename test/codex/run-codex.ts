@@ -1,11 +1,11 @@
 /**
- * Runs one non-interactive Codex turn (`codex exec`) against the gateway, the way a user would
- * configure it: a custom model provider with the gateway's `/v1` as `base_url`, the Tollgate key
- * in an environment variable, and the Responses wire API. Everything Codex keeps (config, logs,
- * sessions) lives in a fresh temporary CODEX_HOME, and HOME points there too, so the user's own
- * ~/.codex is never read. The settings turn off what would reach beyond loopback (web search,
- * plugin and app sync, update checks, analytics), let the shell command run without an approval
- * prompt, and make a refused request fail at once instead of being retried.
+ * Runs one non-interactive Codex turn (`codex exec --json`) against the gateway the way a new user
+ * would: `config.toml` holds the provider block and nothing else (the README's stock config), the
+ * Tollgate key is in an environment variable, and Codex sends its default tools. Everything Codex
+ * keeps lives in a fresh temporary CODEX_HOME, and HOME points there too, so the user's own
+ * ~/.codex is never read. Command-line flags, not the config file, set what belongs to the test
+ * machine: no sandbox (the folder is throwaway, and a sandbox may not start in a container), the
+ * reasoning effort of the turn, and no telemetry or update check.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,10 +22,15 @@ export interface CodexExecOptions {
   /** The catalog model id. */
   model: string;
   prompt: string;
+  /** `model_reasoning_effort` for this turn; Codex's default when absent. */
+  effort?: string;
   timeoutMs: number;
   /** Workspace files to read back after the run (relative paths). */
   readBack?: string[];
 }
+
+/** One `codex exec --json` event line. */
+export type CodexEvent = Record<string, unknown> & { type: string };
 
 export interface CodexExecResult {
   /** null when the run was killed. */
@@ -33,6 +38,10 @@ export interface CodexExecResult {
   timedOut: boolean;
   stdout: string;
   stderr: string;
+  /** The JSON events Codex printed. */
+  events: CodexEvent[];
+  /** The items of `item.completed` events, by type: `agent_message`, `reasoning`, `error` (warnings). */
+  items: Array<Record<string, unknown> & { type: string }>;
   /** What `--output-last-message` wrote: the agent's final message ('' when none). */
   lastMessage: string;
   /** The config.toml used, for failure messages. */
@@ -44,65 +53,18 @@ export interface CodexExecResult {
 /** The environment variable Codex reads the Tollgate key from (`env_key`). */
 const KEY_VARIABLE = 'TOLLGATE_API_KEY';
 
-/**
- * Codex's own description of the model (its `model_catalog_json` format). Without one Codex uses
- * fallback metadata, which leaves out `apply_patch`; with this one it declares `apply_patch` as a
- * free-form (`custom`) tool, as it does for OpenAI's current models.
- */
-export function codexModelCatalog(model: string): string {
-  return JSON.stringify({
-    models: [
-      {
-        slug: model,
-        display_name: model,
-        base_instructions: 'You are Codex, a coding agent. Use the tools to run commands and edit files.',
-        apply_patch_tool_type: 'freeform',
-        shell_type: 'shell_command',
-        supported_reasoning_levels: [],
-        visibility: 'list',
-        supported_in_api: true,
-        priority: 1,
-        support_verbosity: false,
-        truncation_policy: { mode: 'tokens', limit: 10_000 },
-        experimental_supported_tools: [],
-      },
-    ],
-  });
-}
-
-export function codexConfig(options: Pick<CodexExecOptions, 'baseUrl' | 'model'> & { modelCatalogFile: string }): string {
+/** The README's Codex configuration, for this gateway and model: a provider block, nothing else. */
+export function codexConfig(options: Pick<CodexExecOptions, 'baseUrl' | 'model'>): string {
   const toml = (value: string) => JSON.stringify(value);
   return [
     `model = ${toml(options.model)}`,
-    `model_catalog_json = ${toml(options.modelCatalogFile)}`,
     'model_provider = "tollgate"',
-    // Run the model's shell commands without asking; the test's working folder is throwaway.
-    'approval_policy = "never"',
-    'sandbox_mode = "danger-full-access"',
-    // A hosted tool only OpenAI can run: translated routes refuse it (docs/wire-formats.md §2.3).
-    'web_search = "disabled"',
-    'check_for_update_on_startup = false',
-    '',
-    '[analytics]',
-    'enabled = false',
-    '',
-    // Plugin and app sync reach api.github.com and chatgpt.com at start.
-    '[features]',
-    'plugins = false',
-    'apps = false',
-    '',
-    // Sub-agent tools come as a `namespace` tool, which translated routes refuse as well.
-    '[agents]',
-    'enabled = false',
     '',
     '[model_providers.tollgate]',
     'name = "Tollgate"',
     `base_url = ${toml(options.baseUrl)}`,
     `env_key = ${toml(KEY_VARIABLE)}`,
     'wire_api = "responses"',
-    'request_max_retries = 0',
-    'stream_max_retries = 0',
-    'stream_idle_timeout_ms = 30000',
     '',
   ].join('\n');
 }
@@ -114,18 +76,25 @@ export async function runCodexExec(options: CodexExecOptions): Promise<CodexExec
   const lastMessageFile = join(folder, 'last-message.txt');
   mkdirSync(codexHome);
   mkdirSync(workspace);
-  const modelCatalogFile = join(codexHome, 'models.json');
-  writeFileSync(modelCatalogFile, codexModelCatalog(options.model));
-  const config = codexConfig({ ...options, modelCatalogFile });
+  const config = codexConfig(options);
   writeFileSync(join(codexHome, 'config.toml'), config);
+  const overrides = [
+    ...(options.effort === undefined ? [] : ['-c', `model_reasoning_effort=${JSON.stringify(options.effort)}`]),
+    '-c',
+    'analytics.enabled=false',
+    '-c',
+    'check_for_update_on_startup=false',
+  ];
   const args = [
     options.launcher,
     'exec',
+    '--json',
     '--strict-config',
     '--ephemeral',
     '--skip-git-repo-check',
-    '--color',
-    'never',
+    '--sandbox',
+    'danger-full-access',
+    ...overrides,
     '--output-last-message',
     lastMessageFile,
     options.prompt,
@@ -153,10 +122,30 @@ export async function runCodexExec(options: CodexExecOptions): Promise<CodexExec
         // Missing: the assertion on `files` says so.
       }
     }
-    return { ...outcome, lastMessage, config, files };
+    const events = parseEvents(outcome.stdout);
+    const items = events.flatMap((event) => (event.type === 'item.completed' && isItem(event.item) ? [event.item] : []));
+    return { ...outcome, events, items, lastMessage, config, files };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+}
+
+function parseEvents(stdout: string): CodexEvent[] {
+  const events: CodexEvent[] = [];
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const event: unknown = JSON.parse(line);
+      if (isItem(event)) events.push(event);
+    } catch {
+      // Not an event line.
+    }
+  }
+  return events;
+}
+
+function isItem(value: unknown): value is Record<string, unknown> & { type: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
 }
 
 interface SpawnOutcome {

@@ -29,7 +29,7 @@ const BAD_BODIES: unknown[] = [
   { model: 'model-5.6', messages: [{ role: 'user', content: deep(200) }] },
   { model: 'model-5.6', input: [{ type: 'function_call_output' }] },
   { model: 'model-5.6', input: [{ role: 'user', content: [{ type: 'input_text' }] }] },
-  { model: 'model-5.6', input: 'x', tools: [{ type: 'web_search' }] },
+  { model: 'model-5.6', input: 'x', tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'bad name!' }] }] },
   { model: 'model-5.6', input: 'x', reasoning: 'high' },
   { model: 'model-5.6', input: 'x', metadata: { a: 1 } },
   { model: 'model-5.6', input: 'x', background: true },

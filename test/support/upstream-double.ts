@@ -14,6 +14,8 @@ export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body. */
   body: Record<string, unknown>;
+  /** The body as received, byte for byte (UTF-8). */
+  rawBody: string;
   /** Resolves when the TCP connection carrying the request closes. */
   connectionClosed: Promise<void>;
   /** Whether the double had finished its answer when the connection closed. */
@@ -52,6 +54,7 @@ export async function startUpstreamDouble(initial: Answer): Promise<UpstreamDoub
         path: raw.url ?? '',
         headers: raw.headers,
         body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
+        rawBody: text,
         connectionClosed,
         answerFinishedAtClose: () => finishedAtClose,
       };

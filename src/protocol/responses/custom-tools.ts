@@ -14,6 +14,7 @@ import type { FunctionTool, InputItem } from '../canonical.js';
 import { isRecord, optionalRecord, optionalString, type JsonRecord } from '../field-checks.js';
 import { decodeName } from './decode-tools.js';
 import { requireEnum, requireNonEmptyString, requireString } from './required-fields.js';
+import { flatToolName } from './tool-names.js';
 
 /** The one parameter of the function a custom tool becomes. */
 export const CUSTOM_INPUT_PARAMETER = 'input';
@@ -75,7 +76,17 @@ export function customInputFromArguments(argumentsText: string): string {
 /** `{type: "custom_tool_call", call_id, name, input}` → the function call the upstream made. */
 export function decodeCustomToolCall(raw: JsonRecord, path: string): InputItem {
   const callId = requireNonEmptyString(raw.call_id, `${path}.call_id`);
-  const name = requireNonEmptyString(raw.name, `${path}.name`);
+  const name = callName(raw, path);
   const input = requireString(raw.input, `${path}.input`);
   return { type: 'function_call', callId, name, arguments: JSON.stringify({ [CUSTOM_INPUT_PARAMETER]: input }) };
+}
+
+/**
+ * The name a replayed call goes upstream under: a call the model made to a namespaced tool carries
+ * `namespace`, and the upstream knew that tool by its flat name.
+ */
+export function callName(raw: JsonRecord, path: string): string {
+  const name = requireNonEmptyString(raw.name, `${path}.name`);
+  const namespace = optionalString(raw.namespace, `${path}.namespace`);
+  return namespace === undefined || namespace === '' ? name : flatToolName(namespace, name);
 }

@@ -7,18 +7,17 @@
  * rather than rejected: clients replay earlier output items as input, and those carry whatever the
  * newest server added to them.
  */
-import type { ContentPart, InputItem, MessageRole } from '../canonical.js';
+import type { ContentPart, InputItem, MessageRole, OpaqueInputItem } from '../canonical.js';
 import {
   emptyArray,
   invalidType,
-  invalidValue,
   isRecord,
   missingParameter,
   optionalEnum,
   unsupportedValue,
   type JsonRecord,
 } from '../field-checks.js';
-import { decodeCustomToolCall } from './custom-tools.js';
+import { callName, decodeCustomToolCall } from './custom-tools.js';
 import { requireEnum, requireNonEmptyString, requireString } from './required-fields.js';
 
 const ROLES: readonly MessageRole[] = ['user', 'assistant', 'system', 'developer'];
@@ -26,29 +25,63 @@ const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'custom_
 const INPUT_PART_TYPES = ['input_text', 'input_image'] as const;
 const ASSISTANT_PART_TYPES = ['output_text', 'refusal'] as const;
 const IMAGE_DETAILS = ['auto', 'low', 'high'] as const;
+const OUTPUT_PART_TYPES = ['input_text', 'input_image', 'input_file'] as const;
 const ITEM_STATUSES = ['in_progress', 'completed', 'incomplete'] as const;
+
+/** What `input` holds besides the canonical items. */
+export interface DecodedInput {
+  items: InputItem[];
+  /** Items kept as they came, for Responses upstreams only (see {@link OpaqueInputItem}). */
+  opaque: OpaqueInputItem[];
+  /** The tool lists of `additional_tools` items, with their paths, merged into `tools` by the caller. */
+  toolLists: Array<{ tools: unknown[]; path: string }>;
+}
 
 /** Decodes `input`; `reasoning` items are accepted and dropped (no canonical slot for them). */
 export function decodeInput(value: unknown): InputItem[] {
+  return decodeInputItems(value).items;
+}
+
+/**
+ * Decodes `input`. Items of a type the gateway has no use for (hosted-tool calls, compaction,
+ * types newer than this code) are not refused: a Responses upstream may well accept them, so they
+ * are kept as they came, and translated routes leave them out.
+ */
+export function decodeInputItems(value: unknown): DecodedInput {
   if (value === undefined || value === null) throw missingParameter('input');
   if (typeof value === 'string') {
-    return [{ type: 'message', role: 'user', content: [{ type: 'text', text: value }] }];
+    return { items: [{ type: 'message', role: 'user', content: [{ type: 'text', text: value }] }], opaque: [], toolLists: [] };
   }
   if (!Array.isArray(value)) throw invalidType('input', 'a string or an array of input items', value);
   if (value.length === 0) throw emptyArray('input');
-  const items: InputItem[] = [];
+  const decoded: DecodedInput = { items: [], opaque: [], toolLists: [] };
   value.forEach((raw: unknown, index) => {
-    const item = decodeItem(raw, `input[${index}]`);
-    if (item !== undefined) items.push(item);
+    const path = `input[${index}]`;
+    if (!isRecord(raw)) throw invalidType(path, 'an object', raw);
+    // `type` is optional on messages: an item with a role and no type is a message.
+    const type = raw.type === undefined ? 'message' : raw.type;
+    if (typeof type !== 'string') throw invalidType(`${path}.type`, 'a string', type);
+    if (type === 'additional_tools') {
+      decoded.toolLists.push({ tools: requireArray(raw.tools, `${path}.tools`), path: `${path}.tools` });
+      return;
+    }
+    if (!(ITEM_TYPES as readonly string[]).includes(type)) {
+      decoded.opaque.push({ index: decoded.items.length, raw });
+      return;
+    }
+    const item = decodeItem(raw, type, path);
+    if (item !== undefined) decoded.items.push(item);
   });
-  return items;
+  return decoded;
 }
 
-function decodeItem(raw: unknown, path: string): InputItem | undefined {
-  if (!isRecord(raw)) throw invalidType(path, 'an object', raw);
-  // `type` is optional on messages: an item with a role and no type is a message.
-  const type = raw.type === undefined ? 'message' : raw.type;
-  if (typeof type !== 'string') throw invalidType(`${path}.type`, 'a string', type);
+function requireArray(value: unknown, param: string): unknown[] {
+  if (value === undefined || value === null) throw missingParameter(param);
+  if (!Array.isArray(value)) throw invalidType(param, 'an array', value);
+  return value;
+}
+
+function decodeItem(raw: JsonRecord, type: string, path: string): InputItem | undefined {
   switch (type) {
     case 'message':
       return decodeMessage(raw, path);
@@ -61,10 +94,9 @@ function decodeItem(raw: unknown, path: string): InputItem | undefined {
     case 'custom_tool_call_output':
       // Its output has the same shape as a function call's; the call itself says it was custom.
       return decodeFunctionCallOutput(raw, path);
-    case 'reasoning':
-      return undefined;
     default:
-      throw invalidValue(`${path}.type`, type, ITEM_TYPES);
+      // reasoning: no canonical slot.
+      return undefined;
   }
 }
 
@@ -114,7 +146,7 @@ function decodeImage(raw: JsonRecord, path: string): ContentPart {
 
 function decodeFunctionCall(raw: JsonRecord, path: string): InputItem {
   const callId = requireNonEmptyString(raw.call_id, `${path}.call_id`);
-  const name = requireNonEmptyString(raw.name, `${path}.name`);
+  const name = callName(raw, path);
   const argumentsText = requireString(raw.arguments, `${path}.arguments`);
   if (raw.id !== undefined && raw.id !== null) requireString(raw.id, `${path}.id`);
   optionalEnum(raw.status, `${path}.status`, ITEM_STATUSES);
@@ -131,12 +163,14 @@ function decodeFunctionCallOutput(raw: JsonRecord, path: string): InputItem {
   if (output === undefined) throw missingParameter(`${path}.output`);
   if (typeof output === 'string') return { type: 'function_call_output', callId, output };
   if (!Array.isArray(output)) throw invalidType(`${path}.output`, 'a string or an array of content parts', output);
-  // The canonical output is text, so only text parts can be carried; they are joined in order.
+  // The canonical output is text: text parts are joined in order, and an image or file (Codex's
+  // `view_image` answers with one) is named in its place. A Responses upstream gets the parts as sent.
   const texts = output.map((part: unknown, index) => {
     const partPath = `${path}.output[${index}]`;
     if (!isRecord(part)) throw invalidType(partPath, 'an object', part);
-    requireEnum(part.type, `${partPath}.type`, ['input_text']);
-    return requireString(part.text, `${partPath}.text`);
+    const type = requireEnum(part.type, `${partPath}.type`, OUTPUT_PART_TYPES);
+    if (type === 'input_text') return requireString(part.text, `${partPath}.text`);
+    return type === 'input_image' ? '[image not shown]' : '[file not shown]';
   });
   return { type: 'function_call_output', callId, output: texts.join('') };
 }

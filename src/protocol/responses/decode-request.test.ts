@@ -157,8 +157,6 @@ describe('input', () => {
 
   it.each([
     ['an item that is not an object', ['hi'], 'input[0]', 'invalid_type'],
-    ['an unknown item type', [{ type: 'computer_call' }], 'input[0].type', 'invalid_value'],
-    ['an item_reference (needs a store lookup)', [{ type: 'item_reference', id: 'msg_1' }], 'input[0].type', 'invalid_value'],
     ['a non-string item type', [{ type: 3 }], 'input[0].type', 'invalid_type'],
     ['a message without role', [{ content: 'x' }], 'input[0].role', 'missing_required_parameter'],
     ['an unknown role', [{ role: 'tool', content: 'x' }], 'input[0].role', 'invalid_value'],
@@ -187,7 +185,7 @@ describe('input', () => {
     ['an output without call_id', [{ type: 'function_call_output', output: 'x' }], 'input[0].call_id', 'missing_required_parameter'],
     ['an output without output', [{ type: 'function_call_output', call_id: 'c' }], 'input[0].output', 'missing_required_parameter'],
     ['a numeric output', [{ type: 'function_call_output', call_id: 'c', output: 1 }], 'input[0].output', 'invalid_type'],
-    ['an image in an output', [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'x' }] }], 'input[0].output[0].type', 'invalid_value'],
+    ['an unknown part in an output', [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_video', url: 'x' }] }], 'input[0].output[0].type', 'invalid_value'],
     ['an output part without text', [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_text' }] }], 'input[0].output[0].text', 'missing_required_parameter'],
   ])('rejects %s', (_label, input, param, code) => {
     expectRejected({ model: 'm', input }, param, code);
@@ -204,12 +202,6 @@ describe('input', () => {
       'input[0].content[0].type',
       'invalid_value',
       "Invalid value: 'output_text'. Supported values are: 'input_text' and 'input_image'.",
-    );
-    expectRejected(
-      { model: 'm', input: [{ type: 'web_search_call' }] },
-      'input[0].type',
-      'invalid_value',
-      "Invalid value: 'web_search_call'. Supported values are: 'message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', and 'reasoning'.",
     );
   });
 });
@@ -239,7 +231,9 @@ describe('tools and tool_choice', () => {
     ['a non-array', { ...base, tools: {} }, 'tools', 'invalid_type'],
     ['a non-object tool', { ...base, tools: ['weather'] }, 'tools[0]', 'invalid_type'],
     ['a tool without type', { ...base, tools: [{ name: 'x' }] }, 'tools[0].type', 'missing_required_parameter'],
-    ['a hosted tool', { ...base, tools: [weather, { type: 'web_search' }] }, 'tools[1].type', 'unsupported_tool'],
+    ['a namespace without name', { ...base, tools: [{ type: 'namespace', tools: [weather] }] }, 'tools[0].name', 'missing_required_parameter'],
+    ['a bad name inside a namespace', { ...base, tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'a b' }] }] }, 'tools[0].tools[0].name', 'invalid_value'],
+    ['additional_tools without tools', { ...base, input: [{ type: 'additional_tools' }] }, 'input[0].tools', 'missing_required_parameter'],
     ['the nested Chat shape', { ...base, tools: [{ type: 'function', function: { name: 'x' } }] }, 'tools[0].name', 'missing_required_parameter'],
     ['a name with spaces', { ...base, tools: [{ type: 'function', name: 'get weather' }] }, 'tools[0].name', 'invalid_value'],
     ['a 65-character name', { ...base, tools: [{ type: 'function', name: 'a'.repeat(65) }] }, 'tools[0].name', 'invalid_value'],
@@ -269,8 +263,6 @@ describe('tools and tool_choice', () => {
     ['an unknown mode', { tools: [weather], tool_choice: 'any' }, 'tool_choice', 'invalid_value'],
     ['required without tools', { tool_choice: 'required' }, 'tool_choice', 'invalid_value'],
     ['a number', { tools: [weather], tool_choice: 1 }, 'tool_choice', 'invalid_type'],
-    ['a hosted tool choice', { tools: [weather], tool_choice: { type: 'web_search' } }, 'tool_choice.type', 'unsupported_value'],
-    ['allowed_tools', { tools: [weather], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] } }, 'tool_choice.type', 'unsupported_value'],
     ['an object without type', { tools: [weather], tool_choice: { name: 'weather' } }, 'tool_choice.type', 'missing_required_parameter'],
     ['a named function missing from tools', { tools: [weather], tool_choice: { type: 'function', name: 'other' } }, 'tool_choice.name', 'invalid_value'],
     ['a named function without name', { tools: [weather], tool_choice: { type: 'function' } }, 'tool_choice.name', 'missing_required_parameter'],
@@ -437,5 +429,78 @@ describe('gateway-only fields', () => {
     [{ client_metadata: { turn: 1 } }, 'client_metadata.turn', 'invalid_type'],
   ])('rejects %j', (extra, param, code) => {
     expectRejected({ ...base, ...extra }, param, code);
+  });
+});
+
+describe('tools Tollgate does not run (hosted, namespaced, listed in the input)', () => {
+  const exec = { type: 'custom', name: 'exec', description: 'Run JavaScript.', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } };
+  const spawn = { type: 'function', name: 'spawn_agent', parameters: { type: 'object', properties: { task: { type: 'string' } } }, strict: false };
+
+  it('keeps hosted tools and unknown types as they came, with where they were declared', () => {
+    const request = decodeResponsesRequest({ ...base, tools: [{ type: 'web_search', external_web_access: false }, { type: 'tool_search' }, { type: 'tool_of_2030', x: 1 }] });
+    expect(request.tools).toEqual([]);
+    expect(request.hostedTools).toEqual([
+      { type: 'web_search', raw: { type: 'web_search', external_web_access: false }, param: 'tools[0].type' },
+      { type: 'tool_search', raw: { type: 'tool_search' }, param: 'tools[1].type' },
+      { type: 'tool_of_2030', raw: { type: 'tool_of_2030', x: 1 }, param: 'tools[2].type' },
+    ]);
+  });
+
+  it('flattens a namespace into functions that remember the declared namespace and name', () => {
+    const request = decodeResponsesRequest({ ...base, tools: [{ type: 'namespace', name: 'collaboration', description: 'Sub-agents.', tools: [spawn] }] });
+    expect(request.tools).toEqual([
+      { name: 'collaboration__spawn_agent', parameters: spawn.parameters, strict: false, declared: { namespace: 'collaboration', name: 'spawn_agent' } },
+    ]);
+  });
+
+  it('merges the tools of an additional_tools item and leaves the item out of the conversation', () => {
+    const request = decodeResponsesRequest({
+      ...base,
+      input: [{ type: 'additional_tools', role: 'developer', tools: [{ type: 'namespace', name: 'functions', tools: [exec] }, { type: 'web_search' }] }, { role: 'user', content: 'hi' }],
+    });
+    expect(request.input).toEqual([{ type: 'message', role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+    expect(request.tools.map((tool) => [tool.name, tool.declared, tool.custom !== undefined])).toEqual([['functions__exec', { namespace: 'functions', name: 'exec' }, true]]);
+    expect(request.hostedTools?.map((tool) => tool.param)).toEqual(['input[0].tools[1].type']);
+  });
+
+  it('replays a namespaced call under the flat name the upstream knew', () => {
+    const request = decodeResponsesRequest({
+      ...base,
+      input: [
+        { type: 'custom_tool_call', call_id: 'c1', namespace: 'functions', name: 'exec', input: 'text(1)' },
+        { type: 'custom_tool_call_output', call_id: 'c1', output: [{ type: 'input_text', text: '1' }] },
+        { type: 'function_call', call_id: 'c2', namespace: 'collaboration', name: 'spawn_agent', arguments: '{}' },
+      ],
+    });
+    expect(request.input.filter((item) => item.type === 'function_call').map((item) => (item.type === 'function_call' ? item.name : ''))).toEqual([
+      'functions__exec',
+      'collaboration__spawn_agent',
+    ]);
+  });
+
+  it('keeps items of unknown types at their place, for Responses upstreams only', () => {
+    const search = { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'x' } };
+    const reference = { type: 'item_reference', id: 'msg_1' };
+    const request = decodeResponsesRequest({ ...base, input: [{ role: 'user', content: 'a' }, search, reference, { role: 'user', content: 'b' }] });
+    expect(request.input).toHaveLength(2);
+    expect(request.opaqueInput).toEqual([
+      { index: 1, raw: search },
+      { index: 1, raw: reference },
+    ]);
+  });
+
+  it('takes a hosted tool choice and allowed_tools without refusing them', () => {
+    expect(decodeResponsesRequest({ ...base, tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }).toolChoice).toBe('auto');
+    expect(decodeResponsesRequest({ ...base, tools: [spawn], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [] } }).toolChoice).toBe('required');
+  });
+});
+
+describe('tool outputs with images', () => {
+  it('name the image in its place for translated routes (a Responses upstream gets the parts as sent)', () => {
+    const request = decodeResponsesRequest({
+      ...base,
+      input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_text', text: 'Here: ' }, { type: 'input_image', image_url: 'data:image/png;base64,AA==' }] }],
+    });
+    expect(request.input).toEqual([{ type: 'function_call_output', callId: 'c', output: 'Here: [image not shown]' }]);
   });
 });

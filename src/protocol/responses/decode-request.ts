@@ -5,8 +5,8 @@
  * (docs/wire-formats.md §2.1). Unknown top-level fields are refused, as OpenAI refuses them.
  */
 import { InvalidRequestError, REASONING_EFFORTS, type CanonicalRequest, type ReasoningEffort, type ResponseFormat } from '../canonical.js';
-import { decodeInput } from './decode-input.js';
-import { decodeName, decodeToolChoice, decodeTools } from './decode-tools.js';
+import { decodeInputItems } from './decode-input.js';
+import { addToolList, decodeName, decodeToolChoice, decodeTools } from './decode-tools.js';
 import {
   describeType,
   invalidType,
@@ -80,14 +80,19 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
   if (model === undefined || model === null || model === '') throw missingParameter('model');
   if (typeof model !== 'string') throw invalidType('model', 'a string', model);
 
-  const tools = decodeTools(body.tools);
+  const declared = decodeTools(body.tools);
+  const input = decodeInputItems(body.input);
+  // Tools a client lists in its input (Codex does for some models) join the request's tools.
+  for (const list of input.toolLists) addToolList(declared, list.tools, list.path, 'keep-first');
   const request: CanonicalRequest = {
     model,
-    input: decodeInput(body.input),
-    tools,
-    toolChoice: decodeToolChoice(body.tool_choice, tools),
+    input: input.items,
+    tools: declared.tools,
+    toolChoice: decodeToolChoice(body.tool_choice, declared.tools),
     stream: optionalBoolean(body.stream, 'stream') ?? false,
   };
+  if (declared.hostedTools.length > 0) request.hostedTools = declared.hostedTools;
+  if (input.opaque.length > 0) request.opaqueInput = input.opaque;
   const instructions = optionalString(body.instructions, 'instructions');
   if (instructions !== undefined) request.instructions = instructions;
   const parallelToolCalls = optionalBoolean(body.parallel_tool_calls, 'parallel_tool_calls');
@@ -120,6 +125,8 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
     promptCacheKey: optionalString(body.prompt_cache_key, 'prompt_cache_key') ?? null,
     safetyIdentifier: optionalString(body.safety_identifier, 'safety_identifier', 64) ?? null,
   };
+  // Namespaces and hosted tools have no canonical echo: the client's own list is echoed.
+  if (declared.hostedTools.length > 0 || declared.tools.some((tool) => tool.declared !== undefined)) echo.toolsAsSent = Array.isArray(body.tools) ? body.tools : [];
 
   const previousResponseId = optionalString(body.previous_response_id, 'previous_response_id') ?? null;
   return {

@@ -401,3 +401,37 @@ describe('ResponsesEncoder: snapshots and non-streaming', () => {
     expect(response.completed_at).toBeGreaterThan(1_700_000_000);
   });
 });
+
+describe('ResponsesEncoder: namespaced tools', () => {
+  const namespaced: CanonicalRequest = {
+    ...request,
+    tools: [
+      { name: 'collaboration__spawn_agent', parameters: { type: 'object' }, declared: { namespace: 'collaboration', name: 'spawn_agent' } },
+      { name: 'functions__exec', parameters: { type: 'object' }, custom: {}, declared: { namespace: 'functions', name: 'exec' } },
+    ],
+  };
+
+  it('gives a call back under the namespace and name the client declared', () => {
+    const { payloads, encoder } = run(
+      [
+        start,
+        { type: 'tool-call-start', index: 0, callId: 'call_a', name: 'collaboration__spawn_agent' },
+        { type: 'tool-call-delta', index: 0, delta: '{"task":"x"}' },
+        { type: 'tool-call-end', index: 0 },
+        { type: 'tool-call-start', index: 1, callId: 'call_b', name: 'functions__exec' },
+        { type: 'tool-call-delta', index: 1, delta: '{"input":"text(1)"}' },
+        { type: 'tool-call-end', index: 1 },
+        { type: 'finish', reason: 'tool_calls' },
+      ],
+      undefined,
+      makeEncoder({ request: namespaced }),
+    );
+    expect(encoder.response().output).toEqual([
+      { id: 'fc_1', type: 'function_call', status: 'completed', arguments: '{"task":"x"}', call_id: 'call_a', name: 'spawn_agent', namespace: 'collaboration' },
+      { id: 'ctc_1', type: 'custom_tool_call', status: 'completed', call_id: 'call_b', name: 'exec', namespace: 'functions', input: 'text(1)' },
+    ]);
+    const added = payloads.filter((payload) => payload.type === 'response.output_item.added').map((payload) => payload.item);
+    expect(added).toMatchObject([{ name: 'spawn_agent', namespace: 'collaboration' }, { name: 'exec', namespace: 'functions' }]);
+    expect(payloads.find((payload) => payload.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'spawn_agent' });
+  });
+});

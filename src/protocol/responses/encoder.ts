@@ -203,14 +203,17 @@ export class ResponsesEncoder {
     if (this.openCalls.has(index)) return;
     this.closeMessage('completed');
     this.closeReasoning('completed');
-    const custom = this.options.request.tools.some((tool) => tool.name === name && tool.custom !== undefined);
+    const tool = this.options.request.tools.find((candidate) => candidate.name === name);
+    const custom = tool?.custom !== undefined;
     const id = this.newId(custom ? 'ctc' : 'fc');
     // The SDK rejects a function_call without a call_id, so an upstream that sent none gets one.
     const effectiveCallId = callId === '' ? `call_${id.replace(/^(fc|ctc)_/, '')}` : callId;
+    // A namespaced tool went upstream under its flat name; the client gets the name it declared.
+    const declared = tool?.declared === undefined ? { name } : { name: tool.declared.name, namespace: tool.declared.namespace };
     const outputIndex = this.addItem(
       custom
-        ? { type: 'custom_tool_call', id, status: 'in_progress', callId: effectiveCallId, name, arguments: '', input: '' }
-        : { type: 'function_call', id, status: 'in_progress', callId: effectiveCallId, name, arguments: '' },
+        ? { type: 'custom_tool_call', id, status: 'in_progress', callId: effectiveCallId, ...declared, arguments: '', input: '' }
+        : { type: 'function_call', id, status: 'in_progress', callId: effectiveCallId, ...declared, arguments: '' },
     );
     this.openCalls.set(index, outputIndex);
   }

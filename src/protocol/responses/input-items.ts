@@ -94,12 +94,12 @@ function replayable(item: unknown): ResponsesInputItem | undefined {
     case 'function_call': {
       const { call_id: callId, name, arguments: argumentsText } = item;
       if (typeof callId !== 'string' || callId === '' || typeof name !== 'string' || name === '' || typeof argumentsText !== 'string') return undefined;
-      return { id: item.id, type: 'function_call', status, arguments: argumentsText, call_id: callId, name };
+      return { id: item.id, type: 'function_call', status, arguments: argumentsText, call_id: callId, name, ...namespaceOf(item) };
     }
     case 'custom_tool_call': {
       const { call_id: callId, name, input } = item;
       if (typeof callId !== 'string' || callId === '' || typeof name !== 'string' || name === '' || typeof input !== 'string') return undefined;
-      return { id: item.id, type: 'custom_tool_call', status, call_id: callId, name, input };
+      return { id: item.id, type: 'custom_tool_call', status, call_id: callId, name, ...namespaceOf(item), input };
     }
     case 'reasoning': {
       const summary = Array.isArray(item.summary) ? item.summary.filter(isSummaryPart) : [];
@@ -110,6 +110,11 @@ function replayable(item: unknown): ResponsesInputItem | undefined {
     default:
       return undefined;
   }
+}
+
+/** A call to a namespaced tool keeps its namespace, which names the tool together with `name`. */
+function namespaceOf(item: Record<string, unknown>): Record<string, string> {
+  return typeof item.namespace === 'string' && item.namespace !== '' ? { namespace: item.namespace } : {};
 }
 
 function outputPart(part: unknown): Array<Record<string, unknown>> {

@@ -10,9 +10,10 @@ export type OutputItem =
   | { type: 'message'; id: string; status: ItemStatus; text: string }
   /** Reasoning is carried as one summary part, the shape every SDK can rebuild. */
   | { type: 'reasoning'; id: string; status: ItemStatus; text: string }
-  | { type: 'function_call'; id: string; status: ItemStatus; callId: string; name: string; arguments: string }
+  /** `namespace` is set for a tool the client declared inside a namespace (`name` is then its name there). */
+  | { type: 'function_call'; id: string; status: ItemStatus; callId: string; name: string; namespace?: string; arguments: string }
   /** A call to a custom tool; `arguments` collects the upstream's JSON until `input` can be read from it. */
-  | { type: 'custom_tool_call'; id: string; status: ItemStatus; callId: string; name: string; arguments: string; input: string };
+  | { type: 'custom_tool_call'; id: string; status: ItemStatus; callId: string; name: string; namespace?: string; arguments: string; input: string };
 
 export function outputTextPart(text: string): Record<string, unknown> {
   return { type: 'output_text', annotations: [], logprobs: [], text };
@@ -47,10 +48,23 @@ export function itemObject(item: OutputItem, withContent = true): Record<string,
         arguments: item.arguments,
         call_id: item.callId,
         name: item.name,
+        ...namespaceField(item.namespace),
       };
     case 'custom_tool_call':
-      return { id: item.id, type: 'custom_tool_call', status: item.status, call_id: item.callId, name: item.name, input: item.input };
+      return {
+        id: item.id,
+        type: 'custom_tool_call',
+        status: item.status,
+        call_id: item.callId,
+        name: item.name,
+        ...namespaceField(item.namespace),
+        input: item.input,
+      };
   }
+}
+
+function namespaceField(namespace: string | undefined): Record<string, string> {
+  return namespace === undefined ? {} : { namespace };
 }
 
 /** One complete SSE frame; Responses streams name every event after its payload `type` (§0). */

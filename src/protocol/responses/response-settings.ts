@@ -22,6 +22,11 @@ export interface ResponsesEcho {
   topLogprobs: number;
   promptCacheKey: string | null;
   safetyIdentifier: string | null;
+  /**
+   * The client's `tools` as sent, echoed as they are when they hold tools the canonical request
+   * keeps apart (namespaces, hosted tools, tools listed in the input); absent: `request.tools`.
+   */
+  toolsAsSent?: readonly unknown[];
 }
 
 /** OpenAI's defaults for requests that leave the fields out. */
@@ -100,7 +105,7 @@ export function settingsAfterOutput(
     temperature: request.temperature ?? 1,
     text: { format: formatObject(request.responseFormat), verbosity: echo.verbosity },
     tool_choice: toolChoiceObject(request.toolChoice, request.tools),
-    tools: request.tools.map(toolObject),
+    tools: echo.toolsAsSent ?? request.tools.map(toolObject),
     top_logprobs: echo.topLogprobs,
     top_p: request.topP ?? 1,
     truncation: echo.truncation,

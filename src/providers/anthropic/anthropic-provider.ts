@@ -13,6 +13,7 @@ import { readMessageErrorBody } from '../shared/error-body.js';
 import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
 import { toMessagesBody } from './messages-request.js';
 import { MessagesStreamTranslator, messageObjectEvents } from './messages-stream.js';
+import { keepsMappedWebSearch } from '../shared/hosted-tools.js';
 
 /**
  * Builds the provider. `env` supplies the secret named by `config.api_key_env` (sent as
@@ -35,6 +36,7 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, env: Re
       return streamMessages(client, request, call);
     },
 
+    keepsHostedTool: keepsMappedWebSearch,
     close: () => client.close(),
   };
 }

@@ -15,6 +15,7 @@
 import type { CanonicalRequest, ContentPart, InputItem, ReasoningEffort, ResponseFormat, ToolChoice } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import { UpstreamError, type ProviderCall } from '../provider.js';
+import { mappedWebSearch } from '../shared/hosted-tools.js';
 
 export type ImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
 
@@ -34,13 +35,22 @@ export type AnthropicToolChoice =
   | { type: 'tool'; name: string; disable_parallel_tool_use?: true }
   | { type: 'none' };
 
+/**
+ * Anthropic's server-side web search tool, which a Responses `web_search` tool becomes when the
+ * catalog maps hosted tools (`hosted_tools: map`). https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool
+ */
+export interface AnthropicWebSearchTool {
+  type: 'web_search_20250305';
+  name: 'web_search';
+}
+
 /** The Messages request body the provider sends. */
 export interface MessagesRequestBody {
   model: string;
   max_tokens: number;
   system?: Array<{ type: 'text'; text: string }>;
   messages: MessageParam[];
-  tools?: Array<{ name: string; description?: string; input_schema: Record<string, unknown> }>;
+  tools?: Array<{ name: string; description?: string; input_schema: Record<string, unknown> } | AnthropicWebSearchTool>;
   tool_choice?: AnthropicToolChoice;
   thinking?: { type: 'enabled'; budget_tokens: number };
   temperature?: number;
@@ -84,6 +94,7 @@ export function toMessagesBody(request: CanonicalRequest, call: Pick<ProviderCal
     }));
     body.tool_choice = toToolChoice(request.toolChoice, request.parallelToolCalls === false);
   }
+  if (mappedWebSearch(request).length > 0) body.tools = [...(body.tools ?? []), { type: 'web_search_20250305', name: 'web_search' }];
 
   const budget = thinkingBudget(request, messages, call.maxOutputTokens);
   if (budget !== undefined) {

@@ -15,6 +15,7 @@ import { CallMemory } from './call-memory.js';
 import { describeGeminiError, readGeminiError, readGeminiErrorBody } from './error-body.js';
 import { toGeminiBody, UnmatchedCallOutputError, type GeminiRequestBody } from './request-body.js';
 import { GeminiStreamTranslator } from './stream-translator.js';
+import { keepsMappedWebSearch } from '../shared/hosted-tools.js';
 
 /**
  * Builds the provider. `env` supplies the secret named by `config.api_key_env`; a name that is
@@ -36,6 +37,7 @@ export function createGeminiProvider(config: GeminiProviderConfig, env: Readonly
       return streamGemini(client, memory, request, call);
     },
 
+    keepsHostedTool: keepsMappedWebSearch,
     close: () => client.close(),
   };
 }

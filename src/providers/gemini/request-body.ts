@@ -9,6 +9,7 @@ import type { ProviderCall } from '../provider.js';
 import type { RememberedCall } from './call-memory.js';
 import { imagePart, type GeminiMediaPart } from './media-parts.js';
 import { toGeminiParameters } from './schema-subset.js';
+import { mappedWebSearch } from '../shared/hosted-tools.js';
 import { thinkingBudgetFor } from './thinking-budget.js';
 
 type FunctionCallPart = { functionCall: { name: string; args: Record<string, unknown>; id?: string }; thoughtSignature?: string };
@@ -43,7 +44,8 @@ export interface GeminiGenerationConfig {
 export interface GeminiRequestBody {
   systemInstruction?: { parts: Array<{ text: string }> };
   contents: GeminiContent[];
-  tools?: [{ functionDeclarations: GeminiFunctionDeclaration[] }];
+  /** Function declarations, and Google Search grounding when the catalog maps `web_search` to it. */
+  tools?: Array<{ functionDeclarations: GeminiFunctionDeclaration[] } | { googleSearch: Record<string, never> }>;
   toolConfig?: { functionCallingConfig: { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] } };
   generationConfig: GeminiGenerationConfig;
 }
@@ -99,6 +101,8 @@ export function toGeminiBody(
     ];
     body.toolConfig = { functionCallingConfig: toFunctionCallingConfig(request.toolChoice) };
   }
+  // A Responses `web_search` tool, mapped to Google Search grounding (catalog `hosted_tools: map`).
+  if (mappedWebSearch(request).length > 0) body.tools = [...(body.tools ?? []), { googleSearch: {} }];
   return body;
 }
 

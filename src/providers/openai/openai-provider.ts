@@ -61,6 +61,9 @@ export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly
 
     speaksNatively,
 
+    // The canonical path speaks Responses only to an upstream that speaks nothing else.
+    keepsHostedTool: () => config.api === 'responses',
+
     close: () => client.close(),
   };
 }

@@ -70,6 +70,9 @@ async function framesOf(result: PassthroughResult): Promise<PassthroughFrame[]> 
 }
 
 const joined = (frames: PassthroughFrame[]): string => frames.map((frame) => frame.sse).join('');
+/** The upstream's text as the client gets it: byte for byte, but naming the catalog model the client asked for. */
+const asClientSees = (capture: string, upstreamModel: string, clientModel = 'tollgate-mini'): string =>
+  capture.replaceAll(`"model":"${upstreamModel}"`, `"model":"${clientModel}"`);
 const eventsOf = (frames: PassthroughFrame[]): CanonicalEvent[] => frames.flatMap((frame) => frame.events);
 
 describe('passthrough: Chat Completions', () => {
@@ -78,7 +81,8 @@ describe('passthrough: Chat Completions', () => {
     const { double, provider } = await setup(sse(capture, 5));
     const frames = await framesOf(await provider.passthrough!(chatCall()));
 
-    expect(joined(frames)).toBe(capture);
+    expect(joined(frames)).toBe(asClientSees(capture, UPSTREAM_MODEL));
+    expect(joined(frames)).not.toContain(UPSTREAM_MODEL);
     expect(frames.at(-1)?.sse).toBe('data: [DONE]\n\n');
     const events = eventsOf(frames);
     expect(events.filter((event) => event.type === 'text-delta').map((event) => (event.type === 'text-delta' ? event.delta : ''))).toEqual(['Oslo is', ' snowy ❄️', ' and Rome', ' is sunny.']);
@@ -111,7 +115,7 @@ describe('passthrough: Chat Completions', () => {
     expect(usageFrame?.sse).toBe('');
     expect(usageFrame?.events).toEqual([{ type: 'usage', usage: { inputTokens: 812, cachedInputTokens: 768, outputTokens: 11, reasoningTokens: 3 } }]);
     expect(joined(frames)).not.toContain('"choices":[]');
-    expect(joined(frames)).toContain('"model":"gpt-4.1-mini-2025-04-14"');
+    expect(joined(frames)).toContain('"model":"tollgate-mini"');
     expect(joined(frames).endsWith('data: [DONE]\n\n')).toBe(true);
   });
 
@@ -119,7 +123,7 @@ describe('passthrough: Chat Completions', () => {
     const capture = fixture('chat-tool-calls-stream.sse');
     const { provider } = await setup(sse(capture, 33));
     const frames = await framesOf(await provider.passthrough!(chatCall()));
-    expect(joined(frames)).toBe(capture);
+    expect(joined(frames)).toBe(asClientSees(capture, UPSTREAM_MODEL));
     const argumentsByIndex = new Map<number, string>();
     for (const event of eventsOf(frames)) {
       if (event.type === 'tool-call-delta') argumentsByIndex.set(event.index, (argumentsByIndex.get(event.index) ?? '') + event.delta);
@@ -136,7 +140,7 @@ describe('passthrough: Chat Completions', () => {
 
     expect(result.kind).toBe('json');
     if (result.kind !== 'json') return;
-    expect(result.body).toEqual(JSON.parse(answer));
+    expect(result.body).toEqual({ ...JSON.parse(answer), model: 'tollgate-mini' });
     expect(result.events).toContainEqual({ type: 'usage', usage: { inputTokens: 812, cachedInputTokens: 768, outputTokens: 64, reasoningTokens: 0 } });
     expect(result.events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
     // The client's own max_tokens is kept (capped), and no second cap field is added.
@@ -149,7 +153,7 @@ describe('passthrough: Chat Completions', () => {
     const { provider } = await setup(sseThen(head, (response) => response.end('data: {"choices":\n\n')));
     const frames = await framesOf(await provider.passthrough!(chatCall()));
 
-    expect(frames.slice(0, 2).map((frame) => frame.sse).join('')).toBe(head);
+    expect(frames.slice(0, 2).map((frame) => frame.sse).join('')).toBe(asClientSees(head, UPSTREAM_MODEL));
     const last = frames.at(-1);
     expect(last?.sse.startsWith('data: {"error":{')).toBe(true);
     const payload: unknown = JSON.parse(last?.sse.slice('data: '.length) ?? '');
@@ -230,7 +234,8 @@ describe('passthrough: Responses', () => {
     const { double, provider } = await setup(sse(capture, 11));
     const frames = await framesOf(await provider.passthrough!(responsesCall()));
 
-    expect(joined(frames)).toBe(capture);
+    expect(joined(frames)).toBe(asClientSees(capture, 'gpt-5-mini-2025-08-07'));
+    expect(joined(frames)).not.toContain('gpt-5-mini-2025-08-07');
     const events = eventsOf(frames);
     expect(events.filter((event) => event.type === 'text-delta')).toHaveLength(3);
     expect(events).toContainEqual({ type: 'usage', usage: { inputTokens: 1290, cachedInputTokens: 1024, outputTokens: 145, reasoningTokens: 128 } });
@@ -258,7 +263,7 @@ describe('passthrough: Responses', () => {
     const answer = fixture('responses-object.json');
     const { provider } = await setup(json(200, answer));
     const result = await provider.passthrough!(responsesCall({ stream: false, body: { model: 'tollgate-mini', input: 'hi' } }));
-    expect(result).toMatchObject({ kind: 'json', body: JSON.parse(answer) });
+    expect(result).toMatchObject({ kind: 'json', body: { ...JSON.parse(answer), model: 'tollgate-mini' } });
     if (result.kind !== 'json') return;
     expect(result.events).toEqual([
       { type: 'text-delta', delta: 'A rainy harbor in Bergen, 6°C.' },

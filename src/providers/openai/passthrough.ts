@@ -53,6 +53,8 @@ export async function runPassthrough(client: UpstreamHttpClient, call: Passthrou
   const controller = new AbortController();
   const signal = AbortSignal.any([call.signal, controller.signal]);
   const body = chat ? prepareChatBody(call) : prepareResponsesBody(call);
+  // Answers name the model the client asked for (the catalog id), as on every other route.
+  const clientModel = typeof call.body.model === 'string' ? call.body.model : call.upstreamModel;
   const response = await client.post(chat ? '/chat/completions' : '/responses', body, { signal, requestId: call.requestId, stream: call.stream });
 
   if (!call.stream || response.mediaType === 'application/json') {
@@ -63,21 +65,21 @@ export async function runPassthrough(client: UpstreamHttpClient, call: Passthrou
       throw client.failure('protocol', `upstream answered a stream request with ${detail}`);
     }
     const events = chat ? chatCompletionEvents(json) : responsesObjectEvents(json);
-    return { kind: 'json', body: json, events: events.map((event) => redactEvent(event, client.redact)) };
+    return { kind: 'json', body: withClientModel(json, clientModel), events: events.map((event) => redactEvent(event, client.redact)) };
   }
 
   const teardown = (): void => {
     controller.abort();
     response.body.destroy();
   };
-  const frames = chat ? chatFrames(response.body, call.clientWantsUsage, client.redact) : responsesFrames(response.body, client.redact);
+  const frames = chat ? chatFrames(response.body, call.clientWantsUsage, client.redact, clientModel) : responsesFrames(response.body, client.redact, clientModel);
   return { kind: 'stream', frames: withTeardown(frames, teardown) };
 }
 
 const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [] });
 
-/** Chat chunks → frames. The upstream's text is forwarded byte for byte (model name included). */
-async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact: Redactor): AsyncGenerator<PassthroughFrame> {
+/** Chat chunks → frames. The upstream's text is forwarded byte for byte, but for the model name. */
+async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact: Redactor, clientModel: string): AsyncGenerator<PassthroughFrame> {
   const reader = new ChatChunkReader();
   let done = false;
   let failure: string | undefined;
@@ -99,7 +101,7 @@ async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact
       }
       // The usage chunk was forced on for metering; a client that did not ask for it must not see it.
       const usageChunk = isRecord(parsed.value) && Array.isArray(parsed.value.choices) && parsed.value.choices.length === 0;
-      yield { sse: usageChunk && !clientWantsUsage ? '' : sseText(undefined, sse.data), events };
+      yield { sse: usageChunk && !clientWantsUsage ? '' : sseText(undefined, renamed(sse.data, parsed.value, clientModel)), events };
     }
   } catch (error) {
     failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
@@ -116,8 +118,8 @@ async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact
 /** Terminal Responses events, whose `response` is the final object. */
 const FINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
-/** Responses events → frames, each re-framed as `event:` + `data:` exactly as received. */
-async function* responsesFrames(body: UpstreamBody, redact: Redactor): AsyncGenerator<PassthroughFrame> {
+/** Responses events → frames, each re-framed as `event:` + `data:` as received, but for the model name. */
+async function* responsesFrames(body: UpstreamBody, redact: Redactor, clientModel: string): AsyncGenerator<PassthroughFrame> {
   const reader = new ResponsesEventReader();
   let failure: string | undefined;
   try {
@@ -135,11 +137,12 @@ async function* responsesFrames(body: UpstreamBody, redact: Redactor): AsyncGene
         return;
       }
       // `response.failed` is a normal terminal event of the protocol; only its text is cleaned.
-      const data = type === 'response.failed' ? redact(sse.data) : sse.data;
+      const received = renamed(sse.data, parsed.value, clientModel);
+      const data = type === 'response.failed' ? redact(received) : received;
       const frame: PassthroughFrame = { sse: sseText(sse.event ?? type, data), events };
       if (type !== undefined && FINAL_EVENTS.has(type)) {
         // The object the client receives: for a failure, its cleaned text (parsed again, rarely).
-        const payload = type === 'response.failed' ? parseJson(data) : parsed;
+        const payload = data === sse.data ? parsed : parseJson(data);
         const response = payload.ok && isRecord(payload.value) ? payload.value.response : undefined;
         if (isRecord(response)) frame.finalResponse = response;
       }
@@ -150,6 +153,29 @@ async function* responsesFrames(body: UpstreamBody, redact: Redactor): AsyncGene
   }
   if (reader.terminal) return;
   yield responsesErrorFrame(reader.nextSequenceNumber, failure ?? CUT_SHORT);
+}
+
+/**
+ * The event's text with the model named as the client asked for it: a chunk's `model`, or the
+ * `model` of the response object a Responses event carries. Only that value changes, so every
+ * other byte is still the upstream's (a quote inside a JSON string is escaped, so the pattern
+ * cannot match text).
+ */
+function renamed(data: string, payload: unknown, clientModel: string): string {
+  if (!isRecord(payload)) return data;
+  const response = isRecord(payload.response) ? payload.response : undefined;
+  const upstreamModel = typeof payload.model === 'string' ? payload.model : response?.model;
+  if (typeof upstreamModel !== 'string' || upstreamModel === clientModel) return data;
+  const token = JSON.stringify(upstreamModel).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const replaced = data.replace(new RegExp(`("model"\\s*:\\s*)${token}`, 'g'), (_match, key: string) => `${key}${JSON.stringify(clientModel)}`);
+  if (replaced !== data) return replaced;
+  // Written some other way (escapes): the event is written anew.
+  return JSON.stringify(response === undefined ? { ...payload, model: clientModel } : { ...payload, response: { ...response, model: clientModel } });
+}
+
+/** A whole answer's `model`, named as the client asked for it. */
+function withClientModel(body: Record<string, unknown>, clientModel: string): Record<string, unknown> {
+  return typeof body.model === 'string' && body.model !== clientModel ? { ...body, model: clientModel } : body;
 }
 
 function sseText(event: string | undefined, data: string): string {

@@ -4,6 +4,38 @@ import { ResponsesEventReader, responsesObjectEvents, toResponsesBody } from './
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 
 describe('toResponsesBody', () => {
+  it('sends hosted tools and kept input items as the client sent them, namespaced tools under their flat names', () => {
+    const search = { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'x' } };
+    const body = toResponsesBody(
+      {
+        model: 'tollgate-mini',
+        input: [
+          { type: 'message', role: 'user', content: [{ type: 'text', text: 'a' }] },
+          { type: 'message', role: 'user', content: [{ type: 'text', text: 'b' }] },
+        ],
+        opaqueInput: [
+          { index: 1, raw: search },
+          { index: 2, raw: { type: 'compaction', encrypted_content: 'zz' } },
+        ],
+        tools: [{ name: 'ns__spawn', declared: { namespace: 'ns', name: 'spawn' } }],
+        hostedTools: [{ type: 'web_search', raw: { type: 'web_search', external_web_access: true }, param: 'tools[1].type' }],
+        toolChoice: 'auto',
+        stream: true,
+      },
+      { upstreamModel: 'gpt-5', maxOutputTokens: 64 },
+    );
+    expect(body.input).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'a' }] },
+      search,
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'b' }] },
+      { type: 'compaction', encrypted_content: 'zz' },
+    ]);
+    expect(body.tools).toEqual([
+      { type: 'function', name: 'ns__spawn', parameters: { type: 'object', properties: {} }, strict: false },
+      { type: 'web_search', external_web_access: true },
+    ]);
+  });
+
   it('maps items, flat tools, a named tool choice, effort and format', () => {
     const body = toResponsesBody(
       {

@@ -18,21 +18,27 @@ import { reportedTokenCount } from '../shared/reported-count.js';
 export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: call.upstreamModel,
-    input: request.input.map(toResponsesItem),
+    input: withOpaqueItems(request.input.map(toResponsesItem), request),
     max_output_tokens: call.maxOutputTokens,
     stream: true,
     // The gateway keeps its own conversation state; the upstream need not store anything.
     store: false,
   };
   if (request.instructions !== undefined && request.instructions !== '') body.instructions = request.instructions;
-  if (request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
-      type: 'function',
-      name: tool.name,
-      ...(tool.description === undefined ? {} : { description: tool.description }),
-      parameters: tool.parameters ?? { type: 'object', properties: {} },
-      strict: tool.strict ?? false,
-    }));
+  const hostedTools = request.hostedTools ?? [];
+  if (request.tools.length > 0 || hostedTools.length > 0) {
+    // Namespaced tools go up under their flat names, like on every translated route; hosted tools
+    // as the client sent them, since this upstream runs them.
+    body.tools = [
+      ...request.tools.map((tool) => ({
+        type: 'function',
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        parameters: tool.parameters ?? { type: 'object', properties: {} },
+        strict: tool.strict ?? false,
+      })),
+      ...hostedTools.map((tool) => tool.raw),
+    ];
     body.tool_choice = typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function', name: request.toolChoice.name };
     if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
   }
@@ -41,6 +47,19 @@ export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCa
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.responseFormat !== undefined) body.text = { format: request.responseFormat };
   return body;
+}
+
+/** The items the gateway kept as they came, back at their places among the canonical ones. */
+function withOpaqueItems(items: Array<Record<string, unknown>>, request: CanonicalRequest): Array<Record<string, unknown>> {
+  const opaque = request.opaqueInput ?? [];
+  if (opaque.length === 0) return items;
+  const result: Array<Record<string, unknown>> = [];
+  items.forEach((item, index) => {
+    for (const kept of opaque) if (kept.index === index) result.push({ ...kept.raw });
+    result.push(item);
+  });
+  for (const kept of opaque) if (kept.index >= items.length) result.push({ ...kept.raw });
+  return result;
 }
 
 function toResponsesItem(item: InputItem): Record<string, unknown> {

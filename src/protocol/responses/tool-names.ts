@@ -1,0 +1,22 @@
+/**
+ * The flat name a namespaced tool gets on translated routes. Chat, Anthropic and Gemini know only
+ * a flat list of functions, so `{type: "namespace", name: "collaboration", tools: [{name:
+ * "spawn_agent"}]}` becomes the function `collaboration__spawn_agent`. The name is a pure function
+ * of the two parts, so a call replayed in a later turn (`{type: "function_call", namespace,
+ * name}`) maps to the same flat name without the tools at hand.
+ */
+import { createHash } from 'node:crypto';
+
+/** The longest function name every upstream accepts (OpenAI and Gemini: 64). */
+const MAX_NAME_LENGTH = 64;
+const SEPARATOR = '__';
+
+export function flatToolName(namespace: string, name: string): string {
+  const joined = `${namespace}${SEPARATOR}${name}`;
+  // Every upstream takes [A-Za-z0-9_-]; Gemini also wants a letter or underscore first.
+  if (joined.length <= MAX_NAME_LENGTH && /^[A-Za-z_][A-Za-z0-9_-]*$/.test(joined)) return joined;
+  // Too long or unusual characters: a cleaned prefix plus a short hash of the exact parts.
+  const hash = createHash('sha256').update(`${namespace}\u0000${name}`).digest('hex').slice(0, 8);
+  const cleaned = `_${joined.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  return `${cleaned.slice(0, MAX_NAME_LENGTH - hash.length - 1)}_${hash}`;
+}
