@@ -19,7 +19,7 @@ import { registerBodyParser } from './body.js';
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
 import type { SettleRetrier } from './settle-retry.js';
-import { createClientErrorHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
+import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
 import { toGatewayError } from './errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerStoredResponseRoutes } from './routes/stored-responses.js';
@@ -91,6 +91,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
   });
   app.server.on('checkExpectation', createExpectationHandler(refusals));
+  app.server.on('connect', createConnectHandler(refusals));
   app.decorateRequest('apiContext', null);
   app.decorateReply('gatewayErrorCode', null);
   app.addHook('onRequest', async (request, reply) => {

@@ -1,8 +1,8 @@
 /**
  * Answers for what Node's HTTP server refuses before Fastify routes anything: a request line or
  * header the parser rejects (bad method token, duplicate Content-Length, bad chunking…), headers
- * over `maxHeaderSize` (431), a request not received within the timeouts (408), and an `Expect`
- * other than 100-continue (417). Node and Fastify would answer these in their own shape or with an
+ * over `maxHeaderSize` (431), a request not received within the timeouts (408), an `Expect`
+ * other than 100-continue (417), and a CONNECT (404, as any unknown method). Node and Fastify would answer these in their own shape or with an
  * empty body; here each is a complete HTTP/1.1 response in the spec's error format, with
  * `x-request-id` and `connection: close`, like every other answer.
  */
@@ -60,19 +60,36 @@ export function createClientErrorHandler(deps: ClientErrorDeps): (error: Error &
       socket.destroy();
       return;
     }
-    const body = bodyOf(gatewayError);
-    const head = [
-      `HTTP/1.1 ${gatewayError.status} ${STATUS_CODES[gatewayError.status] ?? ''}`,
-      'content-type: application/json; charset=utf-8',
-      `content-length: ${Buffer.byteLength(body)}`,
-      `x-request-id: ${requestId}`,
-      'connection: close',
-    ].join('\r\n');
-    // Half-close and keep reading what the client still sends, so the kernel does not answer its
-    // unread bytes with a reset that could discard our response; cut the socket shortly after.
-    socket.end(`${head}\r\n\r\n${body}`);
-    socket.resume();
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    writeRawError(socket, gatewayError, requestId);
+  };
+}
+
+/** A complete HTTP/1.1 answer written on the bare socket, which is then closed. */
+function writeRawError(socket: Socket, gatewayError: GatewayError, requestId: string): void {
+  const body = bodyOf(gatewayError);
+  const head = [
+    `HTTP/1.1 ${gatewayError.status} ${STATUS_CODES[gatewayError.status] ?? ''}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${requestId}`,
+    'connection: close',
+  ].join('\r\n');
+  // Half-close and keep reading what the client still sends, so the kernel does not answer its
+  // unread bytes with a reset that could discard our response; cut the socket shortly after.
+  socket.end(`${head}\r\n\r\n${body}`);
+  socket.resume();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/** Node's `connect` event: a CONNECT request (Tollgate is no proxy) gets the spec's 404, not a silent close. */
+export function createConnectHandler(deps: ClientErrorDeps): (request: IncomingMessage, socket: Socket) => void {
+  return (request, socket) => {
+    const error = GatewayError.routeNotFound(request.method ?? 'CONNECT', request.url ?? '');
+    const requestId = deps.newRequestId();
+    deps.log.info({ requestId, status: error.status }, 'refused before routing');
+    deps.count(error.errorCode);
+    socket.on('error', () => socket.destroy());
+    writeRawError(socket, error, requestId);
   };
 }
 

@@ -90,6 +90,11 @@ describe('hostile HTTP, before and at decoding', () => {
     expect(continued.body).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
   });
 
+  it('404 for CONNECT, as for any other unknown method, instead of a silent close', async () => {
+    const answer = await rawExchange(harness.baseUrl, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expectSpecError(answer, 404, JSON.stringify({ error: { message: 'Invalid URL (CONNECT example.com:443)', type: 'invalid_request_error', param: '', code: '' } }));
+  });
+
   it('the server keeps answering normally after all of that', async () => {
     expect((await fetch(`${harness.baseUrl}/healthz`)).status).toBe(200);
   });
