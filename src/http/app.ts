@@ -81,8 +81,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     clientErrorHandler: createClientErrorHandler(refusals),
     // Response ids are opaque; let long ones reach the route (and its 404) instead of a 414.
     routerOptions: { maxParamLength: 1_000 },
-    // Errors Fastify raises before routing (a malformed URL, an over-long path parameter): in
-    // the spec's 404 format and with the request id like every other answer.
+    // Errors Fastify raises before routing: a malformed URL is the spec's 404, an over-long path
+    // parameter a 414 in the same format, each with the request id like every other answer.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
       // A path parameter over maxParamLength: the URI is too long for any route we have.
