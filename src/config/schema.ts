@@ -128,6 +128,20 @@ const modelSchema = z
   })
   .strict();
 
+/**
+ * What a gateway should give a client, not Node's defaults (60 s for headers, no limit for the
+ * body under Fastify): 10 s for headers, 60 s for a body up to `max_body_bytes` (8 MiB at about
+ * 1 Mbit/s), keep-alive above the 60 s idle timeout of common load balancers so that they close
+ * first, and a check every second so that a timeout is enforced within a second of its value.
+ */
+const DEFAULT_LIMITS = {
+  max_body_bytes: 8 * 1024 * 1024,
+  headers_timeout_ms: 10_000,
+  request_timeout_ms: 60_000,
+  keep_alive_timeout_ms: 72_000,
+  connections_check_interval_ms: 1_000,
+};
+
 export const configFileSchema = z
   .object({
     providers: z.array(providerSchema).min(1),
@@ -159,9 +173,23 @@ export const configFileSchema = z
       .strict()
       .default({ hold_ttl_seconds: 900, checkpoint_seconds: 2 }),
     limits: z
-      .object({ max_body_bytes: z.number().int().positive().default(8 * 1024 * 1024) })
+      .object({
+        max_body_bytes: z.number().int().positive().default(DEFAULT_LIMITS.max_body_bytes),
+        /** Time a client has to send the request line and headers (a slowloris is cut after it). */
+        headers_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.headers_timeout_ms),
+        /** Time a client has to send the whole request, body included; the answer is not limited. */
+        request_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.request_timeout_ms),
+        /** How long an idle keep-alive connection is kept between two requests. */
+        keep_alive_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.keep_alive_timeout_ms),
+        /** How often connections are checked against the two receive timeouts (their precision). */
+        connections_check_interval_ms: z.number().int().positive().default(DEFAULT_LIMITS.connections_check_interval_ms),
+      })
       .strict()
-      .default({ max_body_bytes: 8 * 1024 * 1024 }),
+      .refine((limits) => limits.headers_timeout_ms <= limits.request_timeout_ms, {
+        message: 'headers_timeout_ms must not exceed request_timeout_ms',
+        path: ['headers_timeout_ms'],
+      })
+      .default(DEFAULT_LIMITS),
   })
   .strict();
 

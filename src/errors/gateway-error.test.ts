@@ -26,4 +26,20 @@ describe('GatewayError renders the spec table to the byte', () => {
     const error = new GatewayError('invalid_request', { message: "Invalid value for 'reasoning.effort'.", param: 'reasoning.effort' });
     expect(body(error)).toBe('{"error":{"message":"Invalid value for \'reasoning.effort\'.","type":"invalid_request_error","param":"reasoning.effort","code":"invalid_value"}}');
   });
+
+  it('param is absent, never null, when the error is about no field', () => {
+    expect(body(new GatewayError('body_too_large'))).toBe('{"error":{"message":"Request body too large.","type":"invalid_request_error","code":"request_too_large"}}');
+    expect(body(new GatewayError('internal'))).toBe('{"error":{"message":"The server had an error while processing your request.","type":"server_error","code":"internal_error"}}');
+    expect(body(new GatewayError('upstream_error'))).toBe('{"error":{"message":"The upstream provider failed to answer.","type":"server_error","code":"upstream_error"}}');
+    expect(body(new GatewayError('invalid_request', { message: 'Bad.', param: null, code: 'invalid_type' }))).toBe('{"error":{"message":"Bad.","type":"invalid_request_error","code":"invalid_type"}}');
+  });
+
+  it('errors raised before routing: OpenAI style, with a code and no param', () => {
+    for (const [code, status] of [['bad_http_request', 400], ['missing_host', 400], ['request_timeout', 408], ['uri_too_long', 414], ['expectation_failed', 417], ['headers_too_large', 431]] as const) {
+      const error = new GatewayError(code);
+      expect(error.status).toBe(status);
+      expect(Object.keys(error.toBody().error)).toEqual(['message', 'type', 'code']);
+      expect(error.toBody().error.type).toBe('invalid_request_error');
+    }
+  });
 });

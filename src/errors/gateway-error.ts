@@ -20,9 +20,19 @@ export type GatewayErrorCode =
   | 'upstream_error'
   | 'upstream_timeout'
   | 'service_unavailable'
-  | 'internal';
+  | 'internal'
+  | 'json_too_deep'
+  | 'bad_http_request'
+  | 'missing_host'
+  | 'request_timeout'
+  | 'uri_too_long'
+  | 'expectation_failed'
+  | 'headers_too_large';
 
-/** How `param` is rendered: absent, always `""`, or the field the error is about (or null). */
+/**
+ * How `param` is rendered: absent, always `""`, or the field the error is about (absent when the
+ * error is about no field: the spec allows a string or nothing, never null).
+ */
 type ParamRule = 'absent' | 'empty' | 'field';
 
 interface CatalogueEntry {
@@ -51,6 +61,15 @@ export const ERROR_CATALOGUE: Readonly<Record<GatewayErrorCode, CatalogueEntry>>
   // Shaped like the spec's 503 (type service_api_error, no param), with its own code and message.
   service_unavailable: { status: 503, type: 'service_api_error', code: 'service_unavailable', param: 'absent', message: 'The service is temporarily unavailable; retry with backoff.' },
   internal: { status: 500, type: 'server_error', code: 'internal_error', param: 'field', message: 'The server had an error while processing your request.' },
+  // Valid JSON nested deeper than the decoder allows (http/body.ts); the message names the limit.
+  json_too_deep: { status: 400, type: 'invalid_request_error', code: 'json_too_deep', param: 'absent', message: 'Invalid request: JSON nested too deeply.' },
+  // What Node's HTTP parser refuses before any route sees the request (http/client-errors.ts).
+  bad_http_request: { status: 400, type: 'invalid_request_error', code: 'bad_request', param: 'absent', message: 'Invalid request: malformed HTTP request.' },
+  missing_host: { status: 400, type: 'invalid_request_error', code: 'missing_host_header', param: 'absent', message: 'Invalid request: an HTTP/1.1 request must carry a Host header.' },
+  request_timeout: { status: 408, type: 'invalid_request_error', code: 'request_timeout', param: 'absent', message: 'The request was not received in time.' },
+  uri_too_long: { status: 414, type: 'invalid_request_error', code: 'uri_too_long', param: 'absent', message: 'Request URI too long.' },
+  expectation_failed: { status: 417, type: 'invalid_request_error', code: 'expectation_failed', param: 'absent', message: 'Expectation failed: only "Expect: 100-continue" is supported.' },
+  headers_too_large: { status: 431, type: 'invalid_request_error', code: 'request_header_fields_too_large', param: 'absent', message: 'Request header fields too large.' },
 });
 
 export interface GatewayErrorOptions {
@@ -87,11 +106,11 @@ export class GatewayError extends Error {
   }
 
   /** The JSON body, with keys in OpenAI's order: message, type, param, code. */
-  toBody(): { error: Record<string, string | null> } {
+  toBody(): { error: Record<string, string> } {
     const entry = ERROR_CATALOGUE[this.errorCode];
-    const error: Record<string, string | null> = { message: this.message, type: entry.type };
+    const error: Record<string, string> = { message: this.message, type: entry.type };
     if (entry.param === 'empty') error.param = '';
-    else if (entry.param === 'field') error.param = this.param;
+    else if (entry.param === 'field' && this.param !== null) error.param = this.param;
     error.code = this.wireCode;
     return { error };
   }

@@ -20,6 +20,7 @@ import { registerBodyParser } from './body.js';
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
 import type { SettleRetrier } from './settle-retry.js';
+import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
 import { toGatewayError } from './errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerStoredResponseRoutes } from './routes/stored-responses.js';
@@ -50,26 +51,58 @@ export function sendError(reply: FastifyReply, error: GatewayError): FastifyRepl
     .send(JSON.stringify(error.toBody()));
 }
 
+const newRequestId = (): string => `req_${randomSuffix()}`;
+
 export function buildApp(deps: AppDeps): FastifyInstance {
+  const limits = deps.config.limits;
+  const refusals: ClientErrorDeps = {
+    newRequestId,
+    log: deps.logger as FastifyBaseLogger,
+    count: (code) => deps.metrics.answers.inc({ route: 'unknown', code }),
+  };
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    genReqId: () => `req_${randomSuffix()}`,
+    genReqId: newRequestId,
     // One log line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
-    bodyLimit: deps.config.limits.max_body_bytes,
+    bodyLimit: limits.max_body_bytes,
+    // Slow clients: Node's own receive timeouts, enforced by its connection checker, which bound
+    // only the receiving of a request (headers, then the whole body) and never the answer, so a
+    // long stream out is not cut. Fastify's `connectionTimeout` (a socket idle timer) is left off:
+    // it would also cut a stream whose upstream is silent for a while, which the providers'
+    // `idle_ms` already bounds. A refused connection gets a 408 from clientErrorHandler below.
+    http: {
+      headersTimeout: limits.headers_timeout_ms,
+      connectionsCheckingInterval: limits.connections_check_interval_ms,
+      // Checked in the onRequest hook below, so that the 400 is in the spec's format.
+      requireHostHeader: false,
+    },
+    requestTimeout: limits.request_timeout_ms,
+    keepAliveTimeout: limits.keep_alive_timeout_ms,
+    // Errors of Node's HTTP parser (before any route): in the spec's format, see client-errors.ts.
+    clientErrorHandler: createClientErrorHandler(refusals),
     // Response ids are opaque; let long ones reach the route (and its 404) instead of a 414.
     routerOptions: { maxParamLength: 1_000 },
-    // Errors Fastify raises before routing (a malformed URL, an over-long path parameter): in
-    // the spec's 404 format and with the request id like every other answer.
-    frameworkErrors: (_error, request, reply) => {
+    // Errors Fastify raises before routing: a malformed URL is the spec's 404, an over-long path
+    // parameter a 414 in the same format, each with the request id like every other answer.
+    frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
-      sendError(reply, GatewayError.routeNotFound(request.method, request.url));
+      // A path parameter over maxParamLength: the URI is too long for any route we have.
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') sendError(reply, new GatewayError('uri_too_long'));
+      else sendError(reply, GatewayError.routeNotFound(request.method, request.url));
     },
   });
+  app.server.on('checkExpectation', createExpectationHandler(refusals));
+  app.server.on('connect', createConnectHandler(refusals));
   app.decorateRequest('apiContext', null);
   app.decorateReply('gatewayErrorCode', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // What Node's requireHostHeader would refuse with an empty 400 (RFC 9112 §3.2).
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      return sendError(reply.header('connection', 'close'), new GatewayError('missing_host'));
+    }
+    return undefined;
   });
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.answers.inc({ route: request.routeOptions.url ?? 'unknown', code: reply.gatewayErrorCode ?? 'ok' });

@@ -201,6 +201,18 @@ describe.each(engines)('spec error table on %s', (engine) => {
       expect(response.status).toBe(413);
       const body = (await response.json()) as { error: { type: string; code: string } };
       expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'request_too_large' });
+      expect(body.error).not.toHaveProperty('param');
+    });
+
+    it('param is a string or absent, never null: a body that is not an object', async () => {
+      for (const path of ['/v1/chat/completions', '/v1/responses']) {
+        const response = await harness.post(path, '1', secret);
+        expect(response.status).toBe(400);
+        const body = (await response.json()) as { error: Record<string, unknown> };
+        expect(body.error.code).toBe('invalid_type');
+        expect(body.error.param === undefined || typeof body.error.param === 'string').toBe(true);
+        expect(Object.values(body.error)).not.toContain(null);
+      }
     });
 
     it('every answer carries x-request-id, unique per request', async () => {

@@ -157,7 +157,7 @@ describe.each(engines)('stored responses on %s', (engine) => {
     expect(await deleted.json()).toEqual({ id: turn2.id, object: 'response', deleted: true });
     const gone = await request('GET', `/v1/responses/${turn2.id}`);
     expect(gone.status).toBe(404);
-    expect(await gone.json()).toEqual({ error: { message: `Response with id '${turn2.id}' not found.`, type: 'invalid_request_error', param: null, code: 'not_found' } });
+    expect(await gone.json()).toEqual({ error: { message: `Response with id '${turn2.id}' not found.`, type: 'invalid_request_error', code: 'not_found' } });
     expect((await request('DELETE', `/v1/responses/${turn2.id}`)).status).toBe(404);
     expect((await request('GET', `/v1/responses/${turn2.id}/input_items`)).status).toBe(404);
     await client.responses.delete(turn1.id);
@@ -189,7 +189,7 @@ describe.each(engines)('stored responses on %s', (engine) => {
 
   it("another account's key gets 404 for get, delete and input_items, and 400 for previous_response_id", async () => {
     const stored = await client.responses.create({ model: 'chat-model', input: 'private' });
-    const notFound = { error: { message: `Response with id '${stored.id}' not found.`, type: 'invalid_request_error', param: null, code: 'not_found' } };
+    const notFound = { error: { message: `Response with id '${stored.id}' not found.`, type: 'invalid_request_error', code: 'not_found' } };
     for (const [method, path] of [
       ['GET', `/v1/responses/${stored.id}`],
       ['DELETE', `/v1/responses/${stored.id}`],

@@ -54,9 +54,9 @@ async function findOwn(store: Store, request: FastifyRequest<IdParams>): Promise
   return stored;
 }
 
-/** OpenAI's 404 for a response id it does not know, `param: null`. */
+/** OpenAI's 404 for a response id it does not know (OpenAI sends `param: null`; the spec allows only a string or nothing). */
 function notFound(id: string): GatewayError {
-  return new GatewayError('not_found', { message: `Response with id '${id}' not found.`, param: null });
+  return new GatewayError('not_found', { message: `Response with id '${id}' not found.` });
 }
 
 export interface PageQuery {

@@ -113,4 +113,19 @@ describe('toGeminiParameters', () => {
       properties: { ok: { type: 'string' } },
     });
   });
+
+  it('bounds what hostile references expand to: a fan-out of definitions, and a long allOf chain', () => {
+    const fanOut: Record<string, unknown> = { leaf: { type: 'string' } };
+    for (let i = 0; i < 40; i++) {
+      const next = i === 39 ? 'leaf' : `d${i + 1}`;
+      fanOut[`d${i}`] = { type: 'object', properties: { x: { $ref: `#/$defs/${next}` }, y: { $ref: `#/$defs/${next}` } } };
+    }
+    const expanded = toGeminiParameters({ type: 'object', properties: { a: { $ref: '#/$defs/d0' } }, $defs: fanOut });
+    // 2^40 nodes unbounded; the conversion stops at its node budget instead.
+    expect(JSON.stringify(expanded).length).toBeLessThan(2_000_000);
+
+    const chain: Record<string, unknown> = { end: { type: 'object', properties: { z: { type: 'string' } } } };
+    for (let i = 0; i < 20_000; i++) chain[`c${i}`] = { allOf: [{ $ref: `#/$defs/${i === 19_999 ? 'end' : `c${i + 1}`}` }] };
+    expect(() => toGeminiParameters({ type: 'object', properties: { a: { $ref: '#/$defs/c0' } }, $defs: chain })).not.toThrow();
+  });
 });

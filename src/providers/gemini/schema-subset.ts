@@ -31,14 +31,27 @@ const FORMATS: Readonly<Record<string, ReadonlySet<string>>> = {
   number: new Set(['float', 'double']),
 };
 const COPIED_NUMBERS = ['minItems', 'maxItems', 'minProperties', 'maxProperties', 'minLength', 'maxLength', 'minimum', 'maximum'] as const;
-/** Deeper than any real tool schema; a bound against self-expanding references. */
+/**
+ * Deeper than any real tool schema; a bound against self-expanding references. The recursion
+ * below follows the client's JSON, whose nesting the gateway already caps at decode time
+ * (http/body.ts MAX_JSON_DEPTH), and `$ref` expansions, which this depth (also counted through
+ * `allOf`) caps, so it cannot overflow the stack.
+ */
 const MAX_DEPTH = 32;
+/**
+ * Schema nodes one conversion may produce. References fan out: a handful of definitions that each
+ * use the next twice expand to 2^depth nodes (measured: 22 of them took 49 s and 247 MB). Far
+ * above real tool schemas; past it, what is left is dropped as an unexpressible schema would be.
+ */
+const MAX_NODES = 10_000;
 
 interface Context {
   definitions: Readonly<Record<string, unknown>>;
   /** References being expanded above this node, to cut cycles. */
   expanding: ReadonlySet<string>;
   depth: number;
+  /** Nodes still allowed, shared by the whole conversion. */
+  budget: { remaining: number };
 }
 
 /**
@@ -55,11 +68,12 @@ export function toGeminiParameters(parameters: Record<string, unknown> | undefin
 /** The Gemini form of any JSON Schema object; undefined when nothing of it can be expressed. */
 export function toGeminiSchema(schema: Record<string, unknown>): Schema | undefined {
   const definitions = { ...recordOr(schema.definitions), ...recordOr(schema.$defs) };
-  return convert(schema, { definitions, expanding: new Set(), depth: 0 });
+  return convert(schema, { definitions, expanding: new Set(), depth: 0, budget: { remaining: MAX_NODES } });
 }
 
 function convert(raw: unknown, context: Context): Schema | undefined {
-  if (!isRecord(raw) || context.depth > MAX_DEPTH) return undefined;
+  if (!isRecord(raw) || context.depth > MAX_DEPTH || context.budget.remaining <= 0) return undefined;
+  context.budget.remaining -= 1;
   const expanded = expandReference(raw, context);
   if (expanded === undefined) return { type: 'object' };
   const { node, context: inner } = expanded;
@@ -100,11 +114,14 @@ function expandReference(node: Schema, context: Context): { node: Schema; contex
 function mergeAllOf(node: Schema, context: Context): Schema {
   const { allOf, ...rest } = node;
   const merged: Schema = { ...rest };
-  const members = Array.isArray(allOf) ? allOf : [];
+  const members = Array.isArray(allOf) && context.depth <= MAX_DEPTH ? allOf : [];
   for (const member of members) {
+    if (context.budget.remaining <= 0) break;
+    context.budget.remaining -= 1;
     const expanded = isRecord(member) ? expandReference(member, context) : undefined;
     if (expanded === undefined) continue;
-    const resolved = expanded.node.allOf === undefined ? expanded.node : mergeAllOf(expanded.node, expanded.context);
+    const inner = { ...expanded.context, depth: expanded.context.depth + 1 };
+    const resolved = expanded.node.allOf === undefined ? expanded.node : mergeAllOf(expanded.node, inner);
     for (const [key, value] of Object.entries(resolved)) {
       if (key === 'properties' && isRecord(value)) merged.properties = { ...recordOr(merged.properties), ...value };
       else if (key === 'required' && Array.isArray(value)) merged.required = [...new Set([...(Array.isArray(merged.required) ? merged.required : []), ...value])];

@@ -123,4 +123,14 @@ describe('toolArgumentsFromSchema', () => {
     expect(JSON.parse(toolArgumentsFromSchema(schema, []))).toEqual({ q: 'simulated' });
     expect(valueFromSchema(schema, words)).toEqual(valueFromSchema(schema, words));
   });
+
+  it('stays bounded whatever the schema asks for: a billion items, or definitions that fan out', () => {
+    const huge = JSON.parse(toolArgumentsFromSchema({ type: 'object', properties: { a: { type: 'array', items: { type: 'string' }, minItems: 1e9 } } }, words)) as { a: string[] };
+    expect(huge.a.length).toBeGreaterThan(0);
+    expect(huge.a.length).toBeLessThanOrEqual(10_000);
+    const defs: Record<string, unknown> = {};
+    for (let i = 0; i < 40; i++) defs[`d${i}`] = { type: 'object', properties: { x: { $ref: `#/$defs/d${i + 1}` }, y: { $ref: `#/$defs/d${i + 1}` } }, required: ['x', 'y'] };
+    const fanned = toolArgumentsFromSchema({ type: 'object', properties: { a: { $ref: '#/$defs/d0' } }, $defs: defs }, words);
+    expect(fanned.length).toBeLessThan(1_000_000);
+  });
 });

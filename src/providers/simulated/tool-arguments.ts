@@ -10,6 +10,12 @@
 
 /** Deeper than this (a recursive `$ref`), objects and arrays are generated empty. */
 const MAX_DEPTH = 8;
+/**
+ * Values one generation may produce. The schema is the client's: `minItems: 1e9`, or a few
+ * definitions that each use the next twice, would otherwise ask for billions of values and freeze
+ * the instance. The arguments are cut to the output budget anyway, which this exceeds by far.
+ */
+const MAX_VALUES = 10_000;
 /** Words per generated string. */
 const WORDS_PER_STRING = 3;
 const FALLBACK_WORD = 'simulated';
@@ -44,6 +50,7 @@ function numberField(schema: Schema, key: string): number | undefined {
 
 class ArgumentGenerator {
   private wordCursor = 0;
+  private valuesLeft = MAX_VALUES;
 
   constructor(
     private readonly root: Schema,
@@ -120,10 +127,11 @@ class ArgumentGenerator {
     const properties = isRecord(schema.properties) ? schema.properties : {};
     const required = new Set(Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string') : []);
     for (const [key, propertySchema] of Object.entries(properties)) {
+      if (this.valuesLeft <= 0) break;
       if (allProperties || required.has(key)) result[key] = this.value(propertySchema, depth + 1);
     }
     // A required name with no schema of its own still has to be present.
-    for (const key of required) if (!(key in result)) result[key] = this.nextWords();
+    for (const key of required) if (this.valuesLeft > 0 && !(key in result)) result[key] = this.nextWords();
     return result;
   }
 
@@ -135,7 +143,7 @@ class ArgumentGenerator {
     if (maxItems !== undefined) count = Math.min(count, Math.max(0, Math.floor(maxItems)));
     const prefixItems = Array.isArray(schema.prefixItems) ? schema.prefixItems : [];
     const items: JsonValue[] = [];
-    for (let index = 0; index < count; index++) {
+    for (let index = 0; index < count && this.valuesLeft > 0; index++) {
       items.push(this.value(prefixItems[index] ?? schema.items ?? {}, depth + 1));
     }
     return items;
@@ -146,6 +154,7 @@ class ArgumentGenerator {
    * `indirection` counts `anyOf`/`allOf` steps that do not descend, so a cycle of them ends.
    */
   value(rawSchema: unknown, depth: number, indirection = 0): JsonValue {
+    this.valuesLeft -= 1;
     if (rawSchema === true || !isRecord(rawSchema) || indirection > MAX_DEPTH) return this.nextWords();
     const schema = this.resolve(rawSchema);
     if ('const' in schema) return toJsonValue(schema.const) ?? null;
