@@ -218,7 +218,7 @@ describe('ChatCompletionsEncoder streaming', () => {
     run(target, [{ type: 'response-start', upstreamModel: 'u' }, { type: 'text-delta', delta: 'partial' }]);
     const frames = target.push({ type: 'error', code: 'upstream_overloaded', message: 'Upstream model overloaded' });
     expect(frames).toEqual([
-      'data: {"error":{"message":"Upstream model overloaded","type":"server_error","param":null,"code":"upstream_overloaded"}}\n\n',
+      'data: {"error":{"message":"Upstream model overloaded","type":"server_error","code":"upstream_overloaded"}}\n\n',
     ]);
     expect(target.finish(USAGE)).toEqual([]);
     expect(target.push({ type: 'text-delta', delta: 'late' })).toEqual([]);
@@ -227,7 +227,7 @@ describe('ChatCompletionsEncoder streaming', () => {
   it('fail() called directly gives the same frame, once', () => {
     const target = encoder();
     expect(payloads(target.fail('upstream_timeout', 'Timed out'))).toEqual([
-      { error: { message: 'Timed out', type: 'server_error', param: null, code: 'upstream_timeout' } },
+      { error: { message: 'Timed out', type: 'server_error', code: 'upstream_timeout' } },
     ]);
     expect(target.fail('upstream_timeout', 'again')).toEqual([]);
     expect(target.finish(USAGE)).toEqual([]);

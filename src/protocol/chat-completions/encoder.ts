@@ -132,7 +132,7 @@ export class ChatCompletionsEncoder {
   fail(code: string, message: string): string[] {
     if (!this.#options.stream || this.#closed) return [];
     this.#closed = true;
-    return [frame(JSON.stringify({ error: { message, type: 'server_error', param: null, code } }))];
+    return [frame(JSON.stringify({ error: { message, type: 'server_error', code } }))];
   }
 
   /** The non-stream `chat.completion` object (§1.3) built from the gathered events. */

@@ -157,7 +157,7 @@ describe('passthrough: Chat Completions', () => {
     const last = frames.at(-1);
     expect(last?.sse.startsWith('data: {"error":{')).toBe(true);
     const payload: unknown = JSON.parse(last?.sse.slice('data: '.length) ?? '');
-    expect(payload).toEqual({ error: { message: expect.any(String), type: 'server_error', param: null, code: 'upstream_error' } });
+    expect(payload).toEqual({ error: { message: expect.any(String), type: 'server_error', code: 'upstream_error' } });
     expect(last?.events).toEqual([{ type: 'error', code: 'upstream_error', message: expect.any(String) }]);
     expect(joined(frames)).not.toContain('[DONE]');
   });

@@ -190,7 +190,7 @@ function errorEvents(message: string): CanonicalEvent[] {
 
 /** A Chat in-band error (docs/wire-formats.md §1.5): no `[DONE]` follows, so it cannot pass for an end. */
 function chatErrorFrame(message: string): PassthroughFrame {
-  const payload = { error: { message, type: 'server_error', param: null, code: 'upstream_error' } };
+  const payload = { error: { message, type: 'server_error', code: 'upstream_error' } };
   return { sse: `data: ${JSON.stringify(payload)}\n\n`, events: errorEvents(message) };
 }
 
