@@ -84,6 +84,25 @@ describe.each(engines)('hostile money on %s', (engine) => {
     // A probe can lose its core to another test file running beside this one; not to this request.
   });
 
+  it('an 8 MB body of random words is bounded at once: /healthz answers within 100 ms meanwhile, and the hold refuses it', { retry: 2 }, async () => {
+    const { accountId, secret } = await harness.newAccount('1');
+    let seed = 7;
+    const letter = () => String.fromCharCode(97 + ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % 26));
+    const words: string[] = [];
+    for (let size = 0; size < 8_000_000; size += 9) words.push(Array.from({ length: 8 }, letter).join(''));
+    const body = JSON.stringify({ model: 'model-5.6-mini', messages: [{ role: 'user', content: words.join(' ') }], max_tokens: 16 });
+    const pending = harness.post('/v1/chat/completions', body, secret);
+    for (let probe = 0; probe < 10; probe += 1) {
+      const started = performance.now();
+      expect((await fetch(`${harness.baseUrl}/healthz`)).status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(100);
+    }
+    // About 8M tokens of input at $1/M: more than the $1 balance.
+    expect((await pending).status).toBe(403);
+    const { charges } = await settledAccount(accountId);
+    expect(charges).toEqual([]);
+  });
+
   it('50 concurrent requests carrying a 1 MB schema on $0.05 are held at what the schema costs: the balance stays ≥ 0', { timeout: 60_000 }, async () => {
     const { accountId, secret } = await harness.newAccount('0.05');
     const body = JSON.stringify(schemaRequest(1_000_000));
