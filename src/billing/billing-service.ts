@@ -121,6 +121,7 @@ export class BillingService {
       costNanos: costOf(usage, this.pricesOf(hold.model)),
       inputTokens: usage.inputTokens,
       cachedInputTokens: usage.cachedInputTokens,
+      cacheWriteInputTokens: usage.cacheWriteInputTokens ?? 0,
       outputTokens: usage.outputTokens,
       reasoningTokens: usage.reasoningTokens,
     };

@@ -14,12 +14,15 @@ import type { StoreEngine } from '../schema.js';
 import { openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS, type SqliteConnection } from '../sqlite-database.js';
 import { initialMigration } from './0001-initial.js';
 import { responsesAndInstancesMigration } from './0002-responses-and-instances.js';
+import { cacheWriteMigration } from './0004-cache-write.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
   return {
     '0001-initial': initialMigration(engine),
     '0002-responses-and-instances': responsesAndInstancesMigration(),
+    // 0003 (billing holds) is added on main; 0004 only adds a column, so it applies after it or alone.
+    '0004-cache-write': cacheWriteMigration(),
   };
 }
 
