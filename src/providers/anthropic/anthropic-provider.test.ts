@@ -348,12 +348,13 @@ describe('createAnthropicProvider: failures after the 200', () => {
 });
 
 describe('createAnthropicProvider: configuration', () => {
-  it('does not speak either client surface natively', async () => {
+  it("speaks Anthropic's Messages surface natively, and neither OpenAI surface", async () => {
     const double = await upstream(sse(''));
     const created = provider(double);
-    expect(created.passthrough).toBeUndefined();
-    expect(created.speaksNatively?.('chat-completions') ?? false).toBe(false);
-    expect(created.speaksNatively?.('responses') ?? false).toBe(false);
+    expect(created.passthrough).toBeTypeOf('function');
+    expect(created.speaksNatively?.('anthropic-messages')).toBe(true);
+    expect(created.speaksNatively?.('chat-completions')).toBe(false);
+    expect(created.speaksNatively?.('responses')).toBe(false);
   });
 
   it('refuses to start when the key variable is configured but unset', () => {
