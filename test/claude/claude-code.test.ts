@@ -181,7 +181,14 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
       const reported = route.upstream().reported;
       expect(charges).toHaveLength(reported.length);
       expect(charges.reduce((sum, entry) => sum + entry.amountNanos, 0n)).toBe(reported.reduce((sum, usage) => sum + priced(usage), 0n));
-      expect(charges.reduce((sum, entry) => sum + (entry.cacheWriteInputTokens ?? 0), 0)).toBe(reported.reduce((sum, usage) => sum + usage.cacheWriteInputTokens, 0));
+      const total = (pick: (usage: ReportedUsage) => number | undefined) => ({
+        ledger: charges.reduce((sum, entry) => sum + (pick(entry as ReportedUsage) ?? 0), 0),
+        upstream: reported.reduce((sum, usage) => sum + (pick(usage) ?? 0), 0),
+      });
+      for (const pick of [(usage: ReportedUsage) => usage.inputTokens, (usage: ReportedUsage) => usage.cachedInputTokens, (usage: ReportedUsage) => usage.cacheWriteInputTokens, (usage: ReportedUsage) => usage.outputTokens, (usage: ReportedUsage) => usage.reasoningTokens]) {
+        const { ledger, upstream } = total(pick);
+        expect(ledger).toBe(upstream);
+      }
     });
   }
 });

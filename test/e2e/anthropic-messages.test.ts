@@ -108,6 +108,14 @@ describe('POST /v1/messages', () => {
     expect(omitted.some((event) => (event.data.delta as { type?: string } | undefined)?.type === 'thinking_delta')).toBe(false);
   });
 
+  it('answers without thinking on a model that has no reasoning efforts, rather than refusing', async () => {
+    const response = await messages(hello({ model: 'model-5.6-mini', thinking: { type: 'adaptive' }, output_config: { effort: 'high' } }));
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { content: Array<{ type: string }>; usage: { output_tokens_details: { thinking_tokens: number } } };
+    expect(body.content.map((block) => block.type)).toEqual(['text']);
+    expect(body.usage.output_tokens_details.thinking_tokens).toBe(0);
+  });
+
   it('counts tokens without billing', async () => {
     const { secret: own, accountId } = await harness.newAccount('10');
     const response = await harness.post('/v1/messages/count_tokens', { model: 'model-5.6', messages: [{ role: 'user', content: 'Hello there' }] }, null, { 'x-api-key': own });
@@ -115,6 +123,8 @@ describe('POST /v1/messages', () => {
     const body = (await response.json()) as { input_tokens: number };
     expect(body.input_tokens).toBeGreaterThan(3);
     expect((await harness.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge')).toEqual([]);
+    const bad = await harness.post('/v1/messages/count_tokens', { model: 'model-5.6', messages: 'Hello' }, null, { 'x-api-key': own });
+    await expectAnthropicError(bad, 400, 'invalid_request_error', "Invalid type for 'messages': expected an array, but got a string instead.");
   });
 
   it("answers Claude Code's connectivity probe without a key", async () => {
