@@ -3,13 +3,19 @@
  * (docs/wire-formats.md §4.2). Blocks the canonical model cannot carry are left out rather than
  * refused, because the same body may be passed through to an Anthropic upstream that takes them:
  * `thinking` and `redacted_thinking` (their signatures only mean something to Anthropic),
- * `document`, server-tool blocks and types newer than this code. `cache_control` is ignored.
+ * `document`, server-tool blocks, images from the Files API and types newer than this code.
+ * `cache_control` is ignored.
  */
 import type { ContentPart, InputItem, MessageRole } from '../canonical.js';
 import { invalidType, invalidValue, missingParameter, optionalArray, optionalBoolean, optionalString, recordAt, type JsonRecord } from '../field-checks.js';
 import { requireRecord, requireString } from '../chat-completions/required-fields.js';
 
 const ROLES = ['user', 'assistant', 'system'] as const;
+type Role = (typeof ROLES)[number] & MessageRole;
+
+function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
+}
 
 /** The system prompt: a string or text blocks. */
 export function decodeSystem(value: unknown): string | undefined {
@@ -18,7 +24,7 @@ export function decodeSystem(value: unknown): string | undefined {
   const blocks = optionalArray(value, 'system') ?? [];
   const texts = blocks.map((_block, index) => {
     const block = recordAt(blocks, index, 'system');
-    if (block.type !== 'text') throw invalidValue(`system[${index}].type`, describe(block.type), ['text']);
+    if (block.type !== 'text') throw invalidValue(`system[${index}].type`, typeof block.type === 'string' ? block.type : String(block.type), ['text']);
     return requireString(block.text, `system[${index}].text`);
   });
   const text = texts.join('\n');
@@ -34,13 +40,13 @@ export function decodeMessages(value: unknown): InputItem[] {
     const param = `messages[${index}]`;
     const message = recordAt(value, index, 'messages');
     const role = requireString(message.role, `${param}.role`);
-    if (!(ROLES as readonly string[]).includes(role)) throw invalidValue(`${param}.role`, role, ROLES);
-    items.push(...decodeMessage(role as MessageRole & (typeof ROLES)[number], message.content, `${param}.content`));
+    if (!isRole(role)) throw invalidValue(`${param}.role`, role, ROLES);
+    items.push(...decodeMessage(role, message.content, `${param}.content`));
   });
   return items;
 }
 
-function decodeMessage(role: (typeof ROLES)[number], content: unknown, param: string): InputItem[] {
+function decodeMessage(role: Role, content: unknown, param: string): InputItem[] {
   if (typeof content === 'string') return [{ type: 'message', role, content: [{ type: 'text', text: content }] }];
   if (content === undefined || content === null) throw missingParameter(param);
   if (!Array.isArray(content)) throw invalidType(param, 'a string or an array', content);
@@ -58,9 +64,11 @@ function decodeMessage(role: (typeof ROLES)[number], content: unknown, param: st
       case 'text':
         parts.push({ type: 'text', text: requireString(block.text, `${at}.text`) });
         return;
-      case 'image':
-        parts.push({ type: 'image', url: imageUrl(block.source, `${at}.source`) });
+      case 'image': {
+        const url = imageUrl(block.source, `${at}.source`);
+        if (url !== undefined) parts.push({ type: 'image', url });
         return;
+      }
       case 'tool_use':
         flush();
         items.push({ type: 'function_call', callId: requireString(block.id, `${at}.id`), name: requireString(block.name, `${at}.name`), arguments: JSON.stringify(block.input ?? {}) });
@@ -98,17 +106,17 @@ function toolResultText(block: JsonRecord, param: string): string {
   return isError ? `Error: ${text}` : text;
 }
 
-/** An image source as the canonical URL: base64 data becomes a `data:` URL. */
-function imageUrl(value: unknown, param: string): string {
+/**
+ * An image source as the canonical URL: base64 data becomes a `data:` URL. Other sources (a Files
+ * API `file_id`) only mean something to Anthropic: undefined, and the image is left out.
+ */
+function imageUrl(value: unknown, param: string): string | undefined {
   const source = requireRecord(value, param);
   if (source.type === 'base64') {
     const mediaType = requireString(source.media_type, `${param}.media_type`);
     return `data:${mediaType};base64,${requireString(source.data, `${param}.data`)}`;
   }
   if (source.type === 'url') return requireString(source.url, `${param}.url`);
-  throw invalidValue(`${param}.type`, describe(source.type), ['base64', 'url']);
-}
-
-function describe(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value) ?? 'undefined';
+  if (typeof source.type !== 'string') throw invalidType(`${param}.type`, 'a string', source.type);
+  return undefined;
 }

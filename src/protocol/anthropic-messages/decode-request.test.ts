@@ -62,6 +62,29 @@ describe('decodeMessagesRequest', () => {
     expect(effort({ thinking: { type: 'disabled' }, output_config: { effort: 'high' } })).toBeUndefined();
     expect(decodeMessagesRequest({ ...base, thinking: { type: 'adaptive', display: 'omitted' } }).omitThinking).toBe(true);
     expect(decodeMessagesRequest({ ...base, thinking: { type: 'adaptive', display: 'summarized' } }).omitThinking).toBe(false);
+    // A display newer than this code is taken (it may be passed through), and shows the text.
+    expect(decodeMessagesRequest({ ...base, thinking: { type: 'adaptive', display: 'highlights' } }).omitThinking).toBe(false);
+  });
+
+  it('leaves out blocks only Anthropic can read, rather than refusing a body it may pass through', () => {
+    const { request } = decodeMessagesRequest({
+      ...base,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'file', file_id: 'file_1' } },
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' } },
+            { type: 'text', text: 'Read these.' },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'x' }, { type: 'server_tool_use', id: 's', name: 'web_search', input: {} }, { type: 'text', text: 'Done.' }] },
+      ],
+    });
+    expect(request.input).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'text', text: 'Read these.' }] },
+      { type: 'message', role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+    ]);
   });
 
   it('keeps sampling settings and ignores fields it has no place for', () => {
@@ -85,7 +108,8 @@ describe('decodeMessagesRequest', () => {
     ['content a number', { ...base, messages: [{ role: 'user', content: 3 }] }, 'messages[0].content'],
     ['a text block without text', { ...base, messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 'messages[0].content[0].text'],
     ['a block without a type', { ...base, messages: [{ role: 'user', content: [{ text: 'x' }] }] }, 'messages[0].content[0].type'],
-    ['an image of an unknown source', { ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }, 'messages[0].content[0].source.type'],
+    ['an image source without a type', { ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { data: 'f' } }] }] }, 'messages[0].content[0].source.type'],
+    ['an image without a source', { ...base, messages: [{ role: 'user', content: [{ type: 'image' }] }] }, 'messages[0].content[0].source'],
     ['a tool_use without an id', { ...base, messages: [{ role: 'assistant', content: [{ type: 'tool_use', name: 'x', input: {} }] }] }, 'messages[0].content[0].id'],
     ['a tool_result without its id', { ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }] }, 'messages[0].content[0].tool_use_id'],
     ['a tool_result of the wrong content', { ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 5 }] }] }, 'messages[0].content[0].content'],
@@ -98,6 +122,7 @@ describe('decodeMessagesRequest', () => {
     ['enabled thinking without a budget', { ...base, thinking: { type: 'enabled' } }, 'thinking.budget_tokens'],
     ['a budget below 1024', { ...base, thinking: { type: 'enabled', budget_tokens: 100 } }, 'thinking.budget_tokens'],
     ['an unknown effort', { ...base, output_config: { effort: 'extreme' } }, 'output_config.effort'],
+    ['a display that is not a string', { ...base, thinking: { type: 'adaptive', display: 1 } }, 'thinking.display'],
     ['temperature above 1', { ...base, temperature: 1.5 }, 'temperature'],
     ['stream not a boolean', { ...base, stream: 'yes' }, 'stream'],
     ['a body that is an array', [], 'body'],

@@ -106,13 +106,13 @@ function decodeToolChoice(value: unknown): { toolChoice: ToolChoice; disablePara
 }
 
 const THINKING_TYPES = ['enabled', 'disabled', 'adaptive'] as const;
-const DISPLAYS = ['summarized', 'omitted'] as const;
 
 function decodeThinking(root: JsonRecord): { effort: ReasoningEffort | undefined; omitText: boolean } {
   const thinking = optionalRecord(root.thinking, 'thinking');
   const type = thinking === undefined ? undefined : optionalEnum(thinking.type, 'thinking.type', THINKING_TYPES);
   if (thinking !== undefined && type === undefined) throw missingParameter('thinking.type');
-  const display = thinking === undefined ? undefined : optionalEnum(thinking.display, 'thinking.display', DISPLAYS);
+  // Any display is taken (Anthropic adds new ones); only `omitted` changes what the gateway sends.
+  const display = thinking === undefined ? undefined : optionalString(thinking.display, 'thinking.display');
   const budget = type === 'enabled' ? optionalInteger(thinking?.budget_tokens, 'thinking.budget_tokens', { minimum: 1_024 }) : undefined;
   if (type === 'enabled' && budget === undefined) throw missingParameter('thinking.budget_tokens');
   const config = optionalRecord(root.output_config, 'output_config');
