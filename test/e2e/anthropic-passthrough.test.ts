@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture } from '../../src/providers/anthropic/__fixtures__/fixtures.js';
+import { fixture as openaiFixture } from '../../src/providers/openai/__fixtures__/fixtures.js';
 import { engines } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, sse, startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
@@ -116,5 +117,40 @@ describe.each(engines)('Anthropic Messages passed through to an Anthropic upstre
     expect(body.type).toBe('error');
     expect(body.error.type).toBe('invalid_request_error');
     expect(body.error.message).toContain('max_tokens');
+  });
+});
+
+describe('Anthropic Messages failing over from an Anthropic target to a chat one', () => {
+  let claude: UpstreamDouble;
+  let chat: UpstreamDouble;
+  let harness: Harness;
+  afterAll(async () => {
+    await harness?.close();
+    await claude?.close();
+    await chat?.close();
+  });
+
+  it('passes through to the first target and, when it is overloaded, translates for the next', async () => {
+    claude = await startUpstreamDouble(json(529, fixture('error-529.json')));
+    chat = await startUpstreamDouble(sse(openaiFixture('chat-text-stream.sse')));
+    harness = await startHarness({
+      catalog: {
+        providers: [
+          { name: 'claude', type: 'anthropic', base_url: claude.baseUrl, api_key_env: 'TEST_ANTHROPIC_KEY' },
+          { name: 'chat', type: 'openai', api: 'chat', base_url: chat.baseUrl, api_key_env: 'TEST_CHAT_KEY' },
+        ],
+        models: [{ id: 'claude-model', prices: PRICES, targets: [{ provider: 'claude', model: UPSTREAM_MODEL, priority: 0 }, { provider: 'chat', model: 'gpt-4.1-mini', priority: 1 }] }],
+      },
+      env: { TEST_ANTHROPIC_KEY: UPSTREAM_SECRET, TEST_CHAT_KEY: 'sk-chat-secret' },
+    });
+    const { secret } = await harness.newAccount('10');
+    const response = await harness.post('/v1/messages', { model: 'claude-model', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Weather?' }] }, null, { 'x-api-key': secret });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain('"text":"Oslo is"');
+    expect(text.trimEnd().endsWith('event: message_stop\ndata: {"type":"message_stop"}')).toBe(true);
+    expect(claude.requests).toHaveLength(1);
+    expect(chat.requests).toHaveLength(1);
+    expect(chat.requests[0]!.body).toMatchObject({ model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'Weather?' }] });
   });
 });
