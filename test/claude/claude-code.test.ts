@@ -6,7 +6,8 @@
  * Claude Code sends what it sends to Anthropic: `?beta=true`, `anthropic-beta` with its betas,
  * adaptive thinking with `output_config.effort`, `cache_control`, `context_management`, a
  * mid-conversation `system` message, a deferred tool, and a `HEAD /api/hello` probe first.
- * Afterwards each account's ledger must equal what the upstream reported, priced, to the nano-USD.
+ * Refusals (401, 403, 429, 503) reach Claude Code's user with the spec's message. Afterwards each
+ * account's ledger must equal what the upstream reported, priced, to the nano-USD.
  *
  * The CLI is installed into .tollgate-cache/ when the suite runs, not as a dependency. Outside CI
  * the suite is skipped when it cannot be installed (no registry); in CI that is a failure.
@@ -174,6 +175,31 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
         rmSync(folder, { recursive: true, force: true });
       }
     }, 120_000);
+
+    it(`shows the spec's error messages to its user through ${route.label}`, async () => {
+      const before = route.upstream().requests.length;
+      const shown = async (apiKey: string, model = route.model) => {
+        const folder = makeWorkspace();
+        try {
+          const result = await runClaude({ binary: installation.binary, baseUrl: harness.baseUrl, apiKey, keyAs: route.keyAs, model, prompt: script.PLAIN_PROMPT, timeoutMs: RUN_TIMEOUT_MS, workspace: folder });
+          expect(result.exitCode).not.toBe(0);
+          expect(result.result?.is_error).toBe(true);
+          return { status: result.result?.api_error_status, text: String(result.result?.result) };
+        } finally {
+          rmSync(folder, { recursive: true, force: true });
+        }
+      };
+      expect(await shown('sk-tg-not-a-key')).toEqual({ status: 401, text: expect.stringContaining('Invalid token.') });
+      const broke = await harness.newAccount('0');
+      expect(await shown(broke.secret)).toEqual({ status: 403, text: expect.stringContaining('Insufficient balance.') });
+      expect(await shown(accounts.get(route.model)!.secret, 'no-such-model')).toEqual({ status: 503, text: expect.stringContaining('The requested model is currently unavailable.') });
+      const limited = await harness.newAccount('10', { requestsPerWindow: 1 });
+      await shown(limited.secret, 'no-such-model');
+      expect(await shown(limited.secret)).toEqual({ status: 429, text: expect.stringContaining('Rate limit exceeded.') });
+      // None of them reached the upstream, and none was billed.
+      expect(route.upstream().requests.length).toBe(before);
+      expect((await harness.store.listLedger(broke.accountId)).filter((entry) => entry.kind === 'charge')).toEqual([]);
+    }, 240_000);
 
     it(`bills ${route.label} exactly what the upstream reported`, async () => {
       const account = accounts.get(route.model)!;
