@@ -94,6 +94,37 @@ describe('MessagesEncoder, streaming', () => {
     expect(events.at(-2)!.data.delta).toEqual({ stop_reason: 'tool_use', stop_sequence: null });
   });
 
+  it('holds text that arrives while a call streams, and sends it after the call', () => {
+    const events = stream([
+      { type: 'tool-call-start', index: 0, callId: 'a', name: 'x' },
+      { type: 'tool-call-delta', index: 0, delta: '{"a":' },
+      { type: 'text-delta', delta: 'Meanwhile.' },
+      { type: 'tool-call-delta', index: 0, delta: '1}' },
+      { type: 'tool-call-end', index: 0 },
+      { type: 'text-delta', delta: ' Done.' },
+    ]);
+    const blocks = events.filter((event) => event.event.startsWith('content_block')).map((event) => [event.event, event.data.index, (event.data.delta as { partial_json?: string; text?: string } | undefined) ?? null]);
+    expect(blocks).toEqual([
+      ['content_block_start', 0, null],
+      ['content_block_delta', 0, { type: 'input_json_delta', partial_json: '{"a":' }],
+      ['content_block_delta', 0, { type: 'input_json_delta', partial_json: '1}' }],
+      ['content_block_stop', 0, null],
+      ['content_block_start', 1, null],
+      ['content_block_delta', 1, { type: 'text_delta', text: 'Meanwhile.' }],
+      ['content_block_delta', 1, { type: 'text_delta', text: ' Done.' }],
+      ['content_block_stop', 1, null],
+    ]);
+  });
+
+  it('sends held text at the end when the call never ended', () => {
+    const events = stream([
+      { type: 'tool-call-start', index: 0, callId: 'a', name: 'x' },
+      { type: 'text-delta', delta: 'Late.' },
+    ]);
+    expect(events.map((event) => event.event)).toEqual(['message_start', 'ping', 'content_block_start', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(events[5]!.data.delta).toEqual({ type: 'text_delta', text: 'Late.' });
+  });
+
   it.each([
     ['stop', 'end_turn'],
     ['length', 'max_tokens'],

@@ -7,7 +7,8 @@
  * Reasoning becomes `thinking` blocks (without text when the client asked for `display:
  * "omitted"`); their signature is empty, since only Anthropic can sign, and a client that sends
  * them back has them dropped on translated routes. Content blocks never overlap on this wire, so a
- * tool call that starts while another is still streaming is held and released whole after it.
+ * tool call that starts while another is still streaming is held and released whole after it, and
+ * so is text that arrives while a call's arguments are still streaming.
  */
 import type { CanonicalEvent, FinishReason, Usage } from '../canonical.js';
 
@@ -66,6 +67,8 @@ export class MessagesEncoder {
   #sawToolCalls = false;
   #finishReason: FinishReason | undefined;
   #closed = false;
+  /** Streaming: text and thinking that arrived while a tool call was open. */
+  #heldContent: Array<{ kind: 'text' | 'thinking'; delta: string }> = [];
   /** Non-stream: the content as it builds up. */
   readonly #blocks: Block[] = [];
 
@@ -108,7 +111,7 @@ export class MessagesEncoder {
     if (this.#closed) return [];
     this.#closed = true;
     if (!this.#options.stream) return [];
-    const frames = [...this.#closeOpen(), ...this.#releaseHeld(true)];
+    const frames = [...this.#closeOpen(), ...this.#releaseHeld(true), ...this.#releaseHeldContent(), ...this.#closeOpen()];
     frames.push(frame('message_delta', { delta: { stop_reason: this.#stopReason(), stop_sequence: null }, usage: toMessagesUsage(usage) }));
     frames.push(frame('message_stop', {}));
     return frames;
@@ -156,6 +159,10 @@ export class MessagesEncoder {
         if (last?.type === 'thinking') last.thinking += text;
         else this.#blocks.push({ type: 'thinking', thinking: text, signature: '' });
       }
+      return [];
+    }
+    if (this.#open?.kind === 'tool') {
+      this.#heldContent.push({ kind, delta });
       return [];
     }
     const frames: string[] = [];
@@ -211,7 +218,14 @@ export class MessagesEncoder {
     if (tool === undefined || tool.ended) return [];
     tool.ended = true;
     if (!this.#options.stream || tool.blockIndex === undefined) return [];
-    return [...this.#closeOpen(), ...this.#releaseHeld(false)];
+    const frames = [...this.#closeOpen(), ...this.#releaseHeld(false)];
+    return this.#open === undefined ? [...frames, ...this.#releaseHeldContent()] : frames;
+  }
+
+  #releaseHeldContent(): string[] {
+    const held = this.#heldContent;
+    this.#heldContent = [];
+    return held.flatMap(({ kind, delta }) => this.#content(kind, delta));
   }
 
   /** Held calls, in start order: each streams whole, the first unfinished one stays open. */
