@@ -48,7 +48,7 @@ export function sendError(reply: FastifyReply, error: GatewayError): FastifyRepl
     .code(error.status)
     .headers(error.headers)
     .header('content-type', 'application/json; charset=utf-8')
-    .send(JSON.stringify(errorBody(error, errorShapeOf(reply.request.url))));
+    .send(JSON.stringify(errorBody(error, errorShapeOf(reply.request.url, reply.request.headers))));
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -106,7 +106,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
   // Claude Code's connectivity probe (`HEAD /api/hello` at the base address); no key is sent.
   app.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });
-  registerModelRoutes(app, { onRequest, catalog: deps.catalog, router: deps.router });
+  // Anthropic's clients list models too (with `x-api-key`).
+  const onModelsRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits, apiKeyHeader: true });
+  registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
   registerStoredResponseRoutes(app, { onRequest, store: deps.store });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/metrics', async (_request, reply) => reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()));

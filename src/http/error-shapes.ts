@@ -13,9 +13,14 @@ export type ErrorShape = 'openai' | 'anthropic';
 /** The routes whose clients speak Anthropic's Messages API. */
 const ANTHROPIC_PREFIX = '/v1/messages';
 
-export function errorShapeOf(url: string): ErrorShape {
+/**
+ * Anthropic's shape for the Messages routes, and for any request from one of Anthropic's clients
+ * (they all send `anthropic-version`, e.g. Claude Code listing `/v1/models`).
+ */
+export function errorShapeOf(url: string, headers: Readonly<Record<string, unknown>> = {}): ErrorShape {
   const path = url.split('?', 1)[0] ?? url;
-  return path === ANTHROPIC_PREFIX || path.startsWith(`${ANTHROPIC_PREFIX}/`) ? 'anthropic' : 'openai';
+  if (path === ANTHROPIC_PREFIX || path.startsWith(`${ANTHROPIC_PREFIX}/`)) return 'anthropic';
+  return headers['anthropic-version'] === undefined ? 'openai' : 'anthropic';
 }
 
 const ANTHROPIC_TYPES: Readonly<Record<number, string>> = {

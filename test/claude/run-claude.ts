@@ -65,6 +65,8 @@ export async function runClaude(options: ClaudeRunOptions): Promise<ClaudeRunRes
     DISABLE_ERROR_REPORTING: '1',
     DISABLE_AUTOUPDATER: '1',
     CLAUDE_CODE_MAX_RETRIES: '0',
+    // Lists the gateway's models (GET /v1/models with x-api-key) for its model picker.
+    CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: '1',
   };
   const args = ['-p', options.prompt, '--output-format', 'json', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash,Read,Edit,Write'];
   try {

@@ -127,6 +127,25 @@ describe('POST /v1/messages', () => {
     await expectAnthropicError(bad, 400, 'invalid_request_error', "Invalid type for 'messages': expected an array, but got a string instead.");
   });
 
+  it("lists the key's models in Anthropic's shape for Anthropic's clients (Claude Code's model discovery)", async () => {
+    const { secret: own } = await harness.newAccount('10', { models: ['model-5.6', 'model-5.6-mini'] });
+    const response = await fetch(`${harness.baseUrl}/v1/models?limit=1000`, { headers: { 'x-api-key': own, 'anthropic-version': '2023-06-01' } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      data: [
+        { type: 'model', id: 'model-5.6', display_name: 'model-5.6', created_at: '2026-01-01T00:00:00.000Z' },
+        { type: 'model', id: 'model-5.6-mini', display_name: 'model-5.6-mini', created_at: '2026-01-01T00:00:00.000Z' },
+      ],
+      has_more: false,
+      first_id: 'model-5.6',
+      last_id: 'model-5.6-mini',
+    });
+    const refused = await fetch(`${harness.baseUrl}/v1/models`, { headers: { 'anthropic-version': '2023-06-01' } });
+    await expectAnthropicError(refused, 401, 'authentication_error', 'Invalid token.');
+    // OpenAI's clients keep OpenAI's list.
+    expect(((await (await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${own}` } })).json()) as { object: string }).object).toBe('list');
+  });
+
   it("answers Claude Code's connectivity probe without a key", async () => {
     const response = await fetch(`${harness.baseUrl}/api/hello`, { method: 'HEAD' });
     expect(response.status).toBe(200);
