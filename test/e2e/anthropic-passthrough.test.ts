@@ -109,6 +109,17 @@ describe.each(engines)('Anthropic Messages passed through to an Anthropic upstre
     expect(text).not.toContain('message_stop');
   });
 
+  it('refuses an effort the model does not allow, before the upstream, naming the field', async () => {
+    const before = upstream.requests.length;
+    const response = await send({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: "output_config.effort: Unsupported value: 'max' is not supported with the model 'claude-model'. Supported values are: 'low', 'medium', 'high'." },
+    });
+    expect(upstream.requests.length).toBe(before);
+  });
+
   it("refuses what the upstream refuses, in Anthropic's shape with the upstream's reason", async () => {
     upstream.answer(json(400, fixture('error-400.json')));
     const response = await send({});
