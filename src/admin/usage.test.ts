@@ -34,9 +34,10 @@ async function charge(accountName: string, model: string, costNanos: bigint, tok
   expect(await store.settleHold(holdId, { requestId, keyId: key.id, model, costNanos, excessNanos: 0n, ...tokens })).toBe(true);
 }
 
-const tokens = (input: number, cached: number, output: number, reasoning: number): TokenCounts => ({
+const tokens = (input: number, cached: number, output: number, reasoning: number, cacheWrite = 0): TokenCounts => ({
   inputTokens: input,
   cachedInputTokens: cached,
+  cacheWriteInputTokens: cacheWrite,
   outputTokens: output,
   reasoningTokens: reasoning,
 });
@@ -47,7 +48,7 @@ describe('usageReport', () => {
     await createAccount(store, { name: 'other', balanceUsd: '10' });
     await charge('acme', 'model-5.6-mini', 1_000n, tokens(100, 10, 20, 0));
     await charge('acme', 'model-5.6', 250_000n, tokens(1000, 0, 500, 300));
-    await charge('acme', 'model-5.6', 750_000n, tokens(2000, 100, 50, 30));
+    await charge('acme', 'model-5.6', 750_000n, tokens(2000, 100, 50, 30, 400));
     await charge('other', 'model-5.6', 5n, tokens(1, 0, 1, 0));
   });
 
@@ -56,10 +57,10 @@ describe('usageReport', () => {
     expect(report.accountId).toMatch(/^acct_/);
     expect(report.since).toBeNull();
     expect(report.rows).toEqual([
-      { model: 'model-5.6', requests: 2, ...tokens(3000, 100, 550, 330), costNanos: 1_000_000n , excessNanos: 0n },
-      { model: 'model-5.6-mini', requests: 1, ...tokens(100, 10, 20, 0), costNanos: 1_000n , excessNanos: 0n },
+      { model: 'model-5.6', requests: 2, ...tokens(3000, 100, 550, 330, 400), costNanos: 1_000_000n, excessNanos: 0n },
+      { model: 'model-5.6-mini', requests: 1, ...tokens(100, 10, 20, 0), costNanos: 1_000n, excessNanos: 0n },
     ]);
-    expect(report.total).toEqual({ requests: 3, ...tokens(3100, 110, 570, 330), costNanos: 1_001_000n , excessNanos: 0n });
+    expect(report.total).toEqual({ requests: 3, ...tokens(3100, 110, 570, 330, 400), costNanos: 1_001_000n, excessNanos: 0n });
   });
 
   it('covers every account when none is named', async () => {

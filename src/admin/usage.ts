@@ -33,11 +33,12 @@ export async function usageReport(store: Store, filter: UsageFilter = {}): Promi
 }
 
 function sumRows(rows: UsageRow[]): UsageTotals {
-  const total: UsageTotals = { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, costNanos: 0n, excessNanos: 0n };
+  const total: UsageTotals = { requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 0, reasoningTokens: 0, costNanos: 0n, excessNanos: 0n };
   for (const row of rows) {
     total.requests += row.requests;
     total.inputTokens += row.inputTokens;
     total.cachedInputTokens += row.cachedInputTokens;
+    total.cacheWriteInputTokens = (total.cacheWriteInputTokens ?? 0) + (row.cacheWriteInputTokens ?? 0);
     total.outputTokens += row.outputTokens;
     total.reasoningTokens += row.reasoningTokens;
     total.costNanos += row.costNanos;

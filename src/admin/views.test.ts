@@ -56,7 +56,7 @@ describe('views', () => {
   });
 
   it('shows usage with snake_case counts and USD strings', () => {
-    const tokens = { inputTokens: 1, cachedInputTokens: 2, outputTokens: 3, reasoningTokens: 4 };
+    const tokens = { inputTokens: 1, cachedInputTokens: 2, cacheWriteInputTokens: 5, outputTokens: 3, reasoningTokens: 4 };
     expect(
       usageReportView({
         accountId: null,
@@ -67,8 +67,8 @@ describe('views', () => {
     ).toEqual({
       account_id: null,
       since: '2025-01-01T00:00:00.000Z',
-      models: [{ model: 'm', requests: 1, input_tokens: 1, cached_input_tokens: 2, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001', excess_usd: '0' }],
-      total: { requests: 1, input_tokens: 1, cached_input_tokens: 2, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001', excess_usd: '0' },
+      models: [{ model: 'm', requests: 1, input_tokens: 1, cached_input_tokens: 2, cache_write_input_tokens: 5, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001', excess_usd: '0' }],
+      total: { requests: 1, input_tokens: 1, cached_input_tokens: 2, cache_write_input_tokens: 5, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001', excess_usd: '0' },
     });
   });
 });

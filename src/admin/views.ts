@@ -35,6 +35,7 @@ export interface UsageTotalsView {
   requests: number;
   input_tokens: number;
   cached_input_tokens: number;
+  cache_write_input_tokens: number;
   output_tokens: number;
   reasoning_tokens: number;
   cost_usd: string;
@@ -90,6 +91,7 @@ function usageTotalsView(totals: UsageTotals): UsageTotalsView {
     requests: totals.requests,
     input_tokens: totals.inputTokens,
     cached_input_tokens: totals.cachedInputTokens,
+    cache_write_input_tokens: totals.cacheWriteInputTokens ?? 0,
     output_tokens: totals.outputTokens,
     reasoning_tokens: totals.reasoningTokens,
     cost_usd: formatUsd(totals.costNanos),

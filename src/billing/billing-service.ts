@@ -77,7 +77,10 @@ export class BillingService {
   holdAmount(model: string, inputTokenBound: number, maxOutputTokens: number): bigint {
     const prices = this.pricesOf(model);
     const inputTokens = withMargin(inputTokenBound, this.inputBound(model).marginPercent);
-    return costOfTokens(inputTokens, prices.inputPerMillion) + costOfTokens(maxOutputTokens, prices.outputPerMillion);
+    // Any input token may turn out to be a cache write: hold at the dearer of the two prices.
+    const cacheWrite = prices.cacheWritePerMillion ?? prices.inputPerMillion;
+    const inputPrice = cacheWrite > prices.inputPerMillion ? cacheWrite : prices.inputPerMillion;
+    return costOfTokens(inputTokens, inputPrice) + costOfTokens(maxOutputTokens, prices.outputPerMillion);
   }
 
   /** Opens a hold or throws new GatewayError('insufficient_balance') (403). */
@@ -151,6 +154,7 @@ export class BillingService {
       excessNanos: cost - costNanos,
       inputTokens: usage.inputTokens,
       cachedInputTokens: usage.cachedInputTokens,
+      cacheWriteInputTokens: usage.cacheWriteInputTokens ?? 0,
       outputTokens: usage.outputTokens,
       reasoningTokens: usage.reasoningTokens,
     };

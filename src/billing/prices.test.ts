@@ -13,12 +13,12 @@ describe('pricesFromConfig', () => {
   it('converts USD per 1M tokens to nano-USD exactly, from strings and numbers', () => {
     const prices = pricesFromConfig(
       models([
-        { id: 'a', prices: { input: '2.5', cached_input: 0.25, output: 10 } },
+        { id: 'a', prices: { input: '2.5', cached_input: 0.25, cache_write: '3.125', output: 10 } },
         { id: 'b', prices: { input: 0.1, output: '0.000000001' } },
       ]),
     );
-    expect(prices.get('a')).toEqual({ inputPerMillion: 2_500_000_000n, cachedInputPerMillion: 250_000_000n, outputPerMillion: 10_000_000_000n });
-    expect(prices.get('b')).toEqual({ inputPerMillion: 100_000_000n, cachedInputPerMillion: 100_000_000n, outputPerMillion: 1n });
+    expect(prices.get('a')).toEqual({ inputPerMillion: 2_500_000_000n, cachedInputPerMillion: 250_000_000n, cacheWritePerMillion: 3_125_000_000n, outputPerMillion: 10_000_000_000n });
+    expect(prices.get('b')).toEqual({ inputPerMillion: 100_000_000n, cachedInputPerMillion: 100_000_000n, cacheWritePerMillion: 100_000_000n, outputPerMillion: 1n });
     expect(prices.size).toBe(2);
   });
 
@@ -52,6 +52,16 @@ describe('costOf', () => {
     expect(costOf({ inputTokens: 1_000_000, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, oneNano)).toBe(1n);
     expect(costOf({ inputTokens: 1_000_001, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, oneNano)).toBe(2n);
     expect(costOf({ inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, prices)).toBe(0n);
+  });
+
+  it('bills cache writes at the cache-write price, and at the input price when none is set', () => {
+    const withWrite: ModelPrices = { ...prices, cacheWritePerMillion: 3_125_000_000n };
+    const usage = { inputTokens: 1_000, cachedInputTokens: 400, cacheWriteInputTokens: 500, outputTokens: 300, reasoningTokens: 0 };
+    // 100 fresh × 2500 + 400 × 250 + 500 × 3125 + 300 × 10000 nanos.
+    expect(costOf(usage, withWrite)).toBe(250_000n + 100_000n + 1_562_500n + 3_000_000n);
+    expect(costOf(usage, prices)).toBe(250_000n + 100_000n + 1_250_000n + 3_000_000n);
+    // More cache writes than uncached input: capped, never billed twice.
+    expect(costOf({ ...usage, cacheWriteInputTokens: 5_000 }, withWrite)).toBe(100_000n + 1_875_000n + 3_000_000n);
   });
 
   it('never bills a cached token twice when the cached count exceeds the input count', () => {

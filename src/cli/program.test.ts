@@ -199,7 +199,7 @@ describe('usage', () => {
     await withStore(async (store) => {
       const accountId = (await store.findAccount('acme'))?.id ?? '';
       const charges = [
-        { model: 'model-5.6', costNanos: 1_250_000n, inputTokens: 1000, cachedInputTokens: 200, outputTokens: 100, reasoningTokens: 40 },
+        { model: 'model-5.6', costNanos: 1_250_000n, inputTokens: 1000, cachedInputTokens: 200, cacheWriteInputTokens: 300, outputTokens: 100, reasoningTokens: 40 },
         { model: 'model-5.6', costNanos: 250_000n, inputTokens: 10, cachedInputTokens: 0, outputTokens: 5, reasoningTokens: 0 },
         { model: 'model-5.6-mini', costNanos: 3n, inputTokens: 7, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0 },
       ];
@@ -213,15 +213,15 @@ describe('usage', () => {
     const run = await tollgate(['usage', '--account', 'acme']);
     expect(run.code).toBe(0);
     expect(run.stdout.trimEnd().split('\n').map((line) => line.trim().split(/\s{2,}/))).toEqual([
-      ['MODEL', 'REQUESTS', 'INPUT', 'CACHED', 'OUTPUT', 'REASONING', 'COST USD', 'EXCESS USD'],
-      ['model-5.6', '2', '1010', '200', '105', '40', '0.0015', '0'],
-      ['model-5.6-mini', '1', '7', '0', '1', '0', '0.000000003', '0'],
-      ['TOTAL', '3', '1017', '200', '106', '40', '0.001500003', '0'],
+      ['MODEL', 'REQUESTS', 'INPUT', 'CACHED', 'CACHE WRITE', 'OUTPUT', 'REASONING', 'COST USD', 'EXCESS USD'],
+      ['model-5.6', '2', '1010', '200', '300', '105', '40', '0.0015', '0'],
+      ['model-5.6-mini', '1', '7', '0', '0', '1', '0', '0.000000003', '0'],
+      ['TOTAL', '3', '1017', '200', '300', '106', '40', '0.001500003', '0'],
     ]);
 
     const report = (await tollgateJson(['usage', '--since', '2000-01-01'])) as { models: unknown[]; total: unknown };
     expect(report.models).toHaveLength(2);
-    expect(report.total).toEqual({ requests: 3, input_tokens: 1017, cached_input_tokens: 200, output_tokens: 106, reasoning_tokens: 40, cost_usd: '0.001500003', excess_usd: '0' });
+    expect(report.total).toEqual({ requests: 3, input_tokens: 1017, cached_input_tokens: 200, cache_write_input_tokens: 300, output_tokens: 106, reasoning_tokens: 40, cost_usd: '0.001500003', excess_usd: '0' });
     expect((await tollgate(['usage', '--since', '2999-01-01T00:00:00Z'])).stdout).toBe('No usage recorded.\n');
   });
 });

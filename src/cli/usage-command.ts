@@ -26,7 +26,7 @@ export function registerUsageCommand(program: Command, context: CommandContext):
             : formatTable(
                 [
                   { header: 'MODEL' },
-                  ...['REQUESTS', 'INPUT', 'CACHED', 'OUTPUT', 'REASONING', 'COST USD', 'EXCESS USD'].map((header) => ({
+                  ...['REQUESTS', 'INPUT', 'CACHED', 'CACHE WRITE', 'OUTPUT', 'REASONING', 'COST USD', 'EXCESS USD'].map((header) => ({
                     header,
                     align: 'right' as const,
                   })),
@@ -43,6 +43,7 @@ function totalsCells(totals: UsageTotals): string[] {
     totals.requests,
     totals.inputTokens,
     totals.cachedInputTokens,
+    totals.cacheWriteInputTokens ?? 0,
     totals.outputTokens,
     totals.reasoningTokens,
   ].map(String).concat(formatUsd(totals.costNanos), formatUsd(totals.excessNanos));

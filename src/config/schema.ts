@@ -113,7 +113,7 @@ const modelSchema = z
     id: z.string().min(1),
     enabled: z.boolean().default(true),
     prices: z
-      .object({ input: usdAmount, cached_input: usdAmount.optional(), output: usdAmount })
+      .object({ input: usdAmount, cached_input: usdAmount.optional(), cache_write: usdAmount.optional(), output: usdAmount })
       .strict(),
     reasoning_efforts: z.array(z.enum(['low', 'medium', 'high', 'xhigh', 'max'])).default([]),
     max_output_tokens: z.number().int().positive().default(4_096),

@@ -66,7 +66,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
     });
     const context = requireContext(request);
     const body = parseJsonBody(request.body);
-    const decodedBody = adapter.decode(body);
+    const decodedBody = adapter.decode(body, request.headers);
     const model = resolveModel(services, decodedBody.request.model, context);
     adapter.checkAgainstModel(decodedBody, model);
     // Before the estimate, so that the hold covers the whole conversation the upstream will read.
@@ -113,6 +113,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
         requestId: request.id,
         // The client's body names a response only the gateway knows; the upstream gets the expanded request.
         canonicalOnly: decoded.previousResponseId !== null,
+        ...(decoded.upstreamHeaders === undefined ? {} : { upstreamHeaders: decoded.upstreamHeaders }),
       });
     } catch (error) {
       await settle(null);

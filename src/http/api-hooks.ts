@@ -15,11 +15,15 @@ export function createApiHooks(deps: {
   authenticator: Authenticator;
   limiter: Limiter;
   rateLimits: ConfigFile['rate_limits'];
+  /** Also take the key from `x-api-key` (Anthropic's header; it wins over `Authorization`, as there). */
+  apiKeyHeader?: boolean;
 }): onRequestAsyncHookHandler[] {
   const failuresPerMinute = deps.rateLimits.auth_failures_per_minute;
   const authenticate: onRequestAsyncHookHandler = async (request) => {
     const guard = failuresPerMinute > 0 ? failedAuthLimit(deps.limiter, request.ip, failuresPerMinute) : undefined;
-    const found = await deps.authenticator.authenticate(request.headers.authorization, guard);
+    const apiKey = deps.apiKeyHeader === true ? request.headers['x-api-key'] : undefined;
+    const credential = typeof apiKey === 'string' && apiKey !== '' ? `Bearer ${apiKey}` : request.headers.authorization;
+    const found = await deps.authenticator.authenticate(credential, guard);
     if (found === null) throw new GatewayError('invalid_token');
     const context: ApiContext = {
       ...found,

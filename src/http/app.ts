@@ -22,9 +22,11 @@ import type { Metrics } from './metrics.js';
 import type { SettleRetrier } from './settle-retry.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
 import { toGatewayError } from './errors.js';
+import { errorBody, errorShapeOf } from './error-shapes.js';
+import { registerCountTokensRoute } from './routes/count-tokens.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerStoredResponseRoutes } from './routes/stored-responses.js';
-import { chatCompletionsSurface, randomSuffix, responsesSurface } from './surfaces.js';
+import { anthropicMessagesSurface, chatCompletionsSurface, randomSuffix, responsesSurface } from './surfaces.js';
 
 export interface AppDeps {
   config: ConfigFile;
@@ -42,13 +44,14 @@ export interface AppDeps {
   now: () => number;
 }
 
+/** Renders `error` in the error shape of the route's surface (see error-shapes.ts). */
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   reply.gatewayErrorCode = error.errorCode;
   return reply
     .code(error.status)
     .headers(error.headers)
     .header('content-type', 'application/json; charset=utf-8')
-    .send(JSON.stringify(error.toBody()));
+    .send(JSON.stringify(errorBody(error, errorShapeOf(reply.request.url, reply.request.headers))));
 }
 
 const newRequestId = (): string => `req_${randomSuffix()}`;
@@ -134,7 +137,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   };
   app.post('/v1/responses', { onRequest }, createAnswerHandler(responsesSurface, services));
   app.post('/v1/chat/completions', { onRequest }, createAnswerHandler(chatCompletionsSurface, services));
-  registerModelRoutes(app, { onRequest, catalog: deps.catalog, router: deps.router });
+  // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
+  const onAnthropicRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits, apiKeyHeader: true });
+  app.post('/v1/messages', { onRequest: onAnthropicRequest }, createAnswerHandler(anthropicMessagesSurface, services));
+  registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
+  // Claude Code's connectivity probe (`HEAD /api/hello` at the base address); no key is sent.
+  app.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });
+  // Anthropic's clients list models too (with `x-api-key`).
+  const onModelsRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits, apiKeyHeader: true });
+  registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
   registerStoredResponseRoutes(app, { onRequest, store: deps.store });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/metrics', async (_request, reply) => reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()));

@@ -1,9 +1,12 @@
 /**
- * The two client surfaces behind one shape, so one handler serves both: decode the body, check
+ * The client surfaces behind one shape, so one handler serves them all: decode the body, check
  * model-specific options, and encode canonical events back into the surface's wire format.
  */
 import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors/gateway-error.js';
+import { decodeMessagesRequest } from '../protocol/anthropic-messages/decode-request.js';
+import { MessagesEncoder } from '../protocol/anthropic-messages/encoder.js';
 import type { CanonicalEvent, CanonicalRequest, Surface, Usage } from '../protocol/canonical.js';
 import { decodeChatRequest } from '../protocol/chat-completions/decode-request.js';
 import { ChatCompletionsEncoder } from '../protocol/chat-completions/encoder.js';
@@ -24,6 +27,10 @@ export interface DecodedBody {
   metadata: Record<string, string>;
   /** Responses: request settings the response object echoes. */
   responsesEcho?: ResponsesEcho;
+  /** Anthropic Messages: thinking blocks go to the client without their text. */
+  omitThinking?: boolean;
+  /** Client headers a pass-through forwards to the upstream (Anthropic's `anthropic-beta`). */
+  upstreamHeaders?: Record<string, string>;
 }
 
 /** Encodes one answer. In non-stream mode the frame lists are empty and `body()` is the answer. */
@@ -41,7 +48,7 @@ export interface ClientEncoder {
 
 export interface SurfaceAdapter {
   surface: Surface;
-  decode(body: unknown): DecodedBody;
+  decode(body: unknown, headers: IncomingHttpHeaders): DecodedBody;
   /** Model-specific checks that are 400s (not 503s), run once the model is known to exist. */
   checkAgainstModel(decoded: DecodedBody, model: ModelEntry): void;
   createEncoder(decoded: DecodedBody, createdAt: number): ClientEncoder;
@@ -137,6 +144,50 @@ export const chatCompletionsSurface: SurfaceAdapter = {
       finish: (usage) => encoder.finish(usage),
       fail: (code, message) => encoder.fail(code, message),
       body: (usage) => encoder.completion(usage),
+    };
+  },
+};
+
+/** Client headers that change what an Anthropic upstream accepts, forwarded on pass-through. */
+const FORWARDED_ANTHROPIC_HEADERS = ['anthropic-beta'] as const;
+
+export const anthropicMessagesSurface: SurfaceAdapter = {
+  surface: 'anthropic-messages',
+  decode(body, headers) {
+    const decoded = decodeMessagesRequest(body);
+    const upstreamHeaders: Record<string, string> = {};
+    for (const name of FORWARDED_ANTHROPIC_HEADERS) {
+      const value = headers[name];
+      if (value !== undefined) upstreamHeaders[name] = Array.isArray(value) ? value.join(',') : value;
+    }
+    return { request: decoded.request, clientWantsUsage: true, store: false, previousResponseId: null, metadata: {}, omitThinking: decoded.omitThinking, upstreamHeaders };
+  },
+  checkAgainstModel(decoded, model) {
+    const effort = decoded.request.reasoningEffort;
+    if (effort === undefined || model.reasoningEfforts.has(effort)) return;
+    // Claude Code asks for thinking on every turn; a model without reasoning answers without it
+    // (as Anthropic's own models without thinking do) rather than refusing every turn.
+    if (model.reasoningEfforts.size === 0) {
+      delete decoded.request.reasoningEffort;
+      return;
+    }
+    const allowed = [...model.reasoningEfforts].map((value) => `'${value}'`).join(', ');
+    const message = `Unsupported value: '${effort}' is not supported with the model '${model.id}'. Supported values are: ${allowed}.`;
+    throw new GatewayError('invalid_request', { message, param: 'output_config.effort', code: 'unsupported_value' });
+  },
+  createEncoder(decoded) {
+    const encoder = new MessagesEncoder({
+      id: `msg_${randomSuffix()}`,
+      model: decoded.request.model,
+      stream: decoded.request.stream,
+      omitThinking: decoded.omitThinking === true,
+    });
+    return {
+      start: () => encoder.start(),
+      push: (event) => encoder.push(event),
+      finish: (usage) => encoder.finish(usage),
+      fail: (code, message) => encoder.fail(code, message),
+      body: (usage) => encoder.message(usage),
     };
   },
 };

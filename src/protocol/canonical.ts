@@ -4,8 +4,8 @@
  * Responses API; Chat Completions maps into it. Pure types: no I/O, no imports of ours.
  */
 
-/** The two client surfaces Tollgate serves. */
-export type Surface = 'responses' | 'chat-completions';
+/** The client surfaces Tollgate serves: OpenAI's two, and Anthropic's Messages API. */
+export type Surface = 'responses' | 'chat-completions' | 'anthropic-messages';
 
 /** Reasoning effort values accepted on /v1/responses (docs/contract.md §4.1). */
 export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
@@ -109,12 +109,20 @@ export interface CanonicalRequest {
   stream: boolean;
 }
 
-/** Token usage. `outputTokens` includes `reasoningTokens`; `inputTokens` includes `cachedInputTokens`. */
+/**
+ * Token usage. `outputTokens` includes `reasoningTokens`; `inputTokens` includes `cachedInputTokens`
+ * and `cacheWriteInputTokens`.
+ */
 export interface Usage {
   inputTokens: number;
   cachedInputTokens: number;
   outputTokens: number;
   reasoningTokens: number;
+  /**
+   * Input tokens the upstream wrote to its prompt cache (Anthropic's `cache_creation_input_tokens`),
+   * billed at the model's `cache_write` price. Absent means 0: only Anthropic reports it.
+   */
+  cacheWriteInputTokens?: number;
 }
 
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 });

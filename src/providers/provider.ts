@@ -32,6 +32,8 @@ export interface PassthroughCall extends ProviderCall {
   stream: boolean;
   /** Chat only: whether the client asked for the usage chunk (`stream_options.include_usage`). */
   clientWantsUsage: boolean;
+  /** Client headers to forward as they are (Anthropic's `anthropic-beta`), chosen by the surface. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -24,6 +24,8 @@ export interface RouteRequest {
    * upstream never saw), so `request` (already expanded) is what must reach the upstream.
    */
   canonicalOnly?: boolean;
+  /** Client headers a pass-through forwards (see PassthroughCall.headers). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
 export type OpenedAnswer =
@@ -120,6 +122,7 @@ export class Router {
         body: route.body,
         stream: route.request.stream,
         clientWantsUsage: route.clientWantsUsage,
+        ...(route.upstreamHeaders === undefined ? {} : { headers: route.upstreamHeaders }),
       });
       return { kind: 'passthrough', target, result };
     }

@@ -44,6 +44,7 @@ export async function appendLedgerEntry(db: Kysely<Database>, entry: NewLedgerEn
       model: entry.model,
       input_tokens: entry.tokens.inputTokens,
       cached_input_tokens: entry.tokens.cachedInputTokens,
+      cache_write_input_tokens: entry.tokens.cacheWriteInputTokens ?? 0,
       output_tokens: entry.tokens.outputTokens,
       reasoning_tokens: entry.tokens.reasoningTokens,
       note: entry.note,
@@ -72,6 +73,7 @@ export async function usageReport(db: Kysely<Database>, filter: { accountId?: st
       sql<bigint>`cast(sum(case when kind = 'charge' then 1 else 0 end) as bigint)`.as('requests'),
       sql<bigint>`cast(sum(input_tokens) as bigint)`.as('input_tokens'),
       sql<bigint>`cast(sum(cached_input_tokens) as bigint)`.as('cached_input_tokens'),
+      sql<bigint>`cast(sum(cache_write_input_tokens) as bigint)`.as('cache_write_input_tokens'),
       sql<bigint>`cast(sum(output_tokens) as bigint)`.as('output_tokens'),
       sql<bigint>`cast(sum(reasoning_tokens) as bigint)`.as('reasoning_tokens'),
       sql<bigint>`cast(sum(case when kind = 'charge' then amount_nanos else 0 end) as bigint)`.as('cost_nanos'),
@@ -89,7 +91,8 @@ export function assertNonNegativeAmount(amount: bigint, what: string): void {
 
 export function assertTokenCounts(tokens: TokenCounts): void {
   const { inputTokens, cachedInputTokens, outputTokens, reasoningTokens } = tokens;
-  for (const [field, value] of Object.entries({ inputTokens, cachedInputTokens, outputTokens, reasoningTokens })) {
+  const cacheWriteInputTokens = tokens.cacheWriteInputTokens ?? 0;
+  for (const [field, value] of Object.entries({ inputTokens, cachedInputTokens, cacheWriteInputTokens, outputTokens, reasoningTokens })) {
     if (!Number.isSafeInteger(value) || value < 0 || value > MAX_TOKEN_COUNT) {
       throw new RangeError(`${field} must be an integer from 0 to ${MAX_TOKEN_COUNT}, got ${String(value)}`);
     }

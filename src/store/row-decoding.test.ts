@@ -37,6 +37,7 @@ describe('row decoding', () => {
       model: null,
       input_tokens: 0,
       cached_input_tokens: 0,
+      cache_write_input_tokens: 0,
       output_tokens: 0,
       reasoning_tokens: 0,
       note: null,

@@ -148,6 +148,7 @@ export interface LedgerRow {
   model: unknown;
   input_tokens: unknown;
   cached_input_tokens: unknown;
+  cache_write_input_tokens: unknown;
   output_tokens: unknown;
   reasoning_tokens: unknown;
   note: unknown;
@@ -167,6 +168,7 @@ export function decodeLedgerEntry(row: LedgerRow): LedgerEntry {
     model: toNullableText(row.model, 'ledger.model'),
     inputTokens: toSafeNumber(row.input_tokens, 'ledger.input_tokens'),
     cachedInputTokens: toSafeNumber(row.cached_input_tokens, 'ledger.cached_input_tokens'),
+    cacheWriteInputTokens: toSafeNumber(row.cache_write_input_tokens, 'ledger.cache_write_input_tokens'),
     outputTokens: toSafeNumber(row.output_tokens, 'ledger.output_tokens'),
     reasoningTokens: toSafeNumber(row.reasoning_tokens, 'ledger.reasoning_tokens'),
     note: toNullableText(row.note, 'ledger.note'),
@@ -179,6 +181,7 @@ export interface UsageQueryRow {
   requests: unknown;
   input_tokens: unknown;
   cached_input_tokens: unknown;
+  cache_write_input_tokens: unknown;
   output_tokens: unknown;
   reasoning_tokens: unknown;
   cost_nanos: unknown;
@@ -191,6 +194,7 @@ export function decodeUsageRow(row: UsageQueryRow): UsageRow {
     requests: toSafeNumber(row.requests, 'usage.requests'),
     inputTokens: toSafeNumber(row.input_tokens, 'usage.input_tokens'),
     cachedInputTokens: toSafeNumber(row.cached_input_tokens, 'usage.cached_input_tokens'),
+    cacheWriteInputTokens: toSafeNumber(row.cache_write_input_tokens, 'usage.cache_write_input_tokens'),
     outputTokens: toSafeNumber(row.output_tokens, 'usage.output_tokens'),
     reasoningTokens: toSafeNumber(row.reasoning_tokens, 'usage.reasoning_tokens'),
     costNanos: toBigInt(row.cost_nanos, 'usage.cost_nanos'),

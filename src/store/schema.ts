@@ -80,6 +80,8 @@ export interface LedgerTable {
   model: string | null;
   input_tokens: Int32;
   cached_input_tokens: Int32;
+  /** Added by migration 0004; part of input_tokens. */
+  cache_write_input_tokens: Int32;
   output_tokens: Int32;
   reasoning_tokens: Int32;
   note: string | null;

@@ -33,8 +33,8 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
   const markSettled = connection.prepare("UPDATE holds SET state = 'settled' WHERE id = ? AND state = 'open' RETURNING account_id, amount_nanos");
   const release = connection.prepare('UPDATE accounts SET reserved_nanos = reserved_nanos - ?, balance_nanos = balance_nanos - ? WHERE id = ?');
   const appendCharge = connection.prepare(
-    `INSERT INTO ledger (account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, note, created_at)
-     VALUES (?, 'charge', ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+    `INSERT INTO ledger (account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_tokens, note, created_at)
+     VALUES (?, 'charge', ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
   );
   const appendExcess = connection.prepare(
     `INSERT INTO ledger (account_id, kind, amount_nanos, request_id, key_id, model, note, created_at) VALUES (?, 'excess', ?, ?, ?, ?, ?, ?)`,
@@ -61,6 +61,7 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
         charge.model,
         charge.inputTokens,
         charge.cachedInputTokens,
+        charge.cacheWriteInputTokens ?? 0,
         charge.outputTokens,
         charge.reasoningTokens,
         createdAt,

@@ -466,7 +466,7 @@ function defineStoreSuite(createDatabase: () => Promise<TestDatabase>): void {
       const otherAccountId = await newAccount(1_000_000n);
       const keyId = await newKey(accountId);
       const otherKeyId = await newKey(otherAccountId);
-      const tokens = { inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1 };
+      const tokens = { inputTokens: 10, cachedInputTokens: 2, cacheWriteInputTokens: 3, outputTokens: 5, reasoningTokens: 1 };
       const bill = async (account: string, key: string, model: string, cost: bigint): Promise<void> => {
         const each = hold(account, key, 1_000n);
         await store.openHold(each);
@@ -480,11 +480,11 @@ function defineStoreSuite(createDatabase: () => Promise<TestDatabase>): void {
       await bill(otherAccountId, otherKeyId, 'model-a', 99n);
 
       expect(await store.usageReport({ accountId })).toEqual([
-        { model: 'model-a', requests: 2, inputTokens: 20, cachedInputTokens: 4, outputTokens: 10, reasoningTokens: 2, costNanos: 50n, excessNanos: 0n },
-        { model: 'model-b', requests: 1, inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1, costNanos: 10n, excessNanos: 0n },
+        { model: 'model-a', requests: 2, inputTokens: 20, cachedInputTokens: 4, cacheWriteInputTokens: 6, outputTokens: 10, reasoningTokens: 2, costNanos: 50n, excessNanos: 0n },
+        { model: 'model-b', requests: 1, inputTokens: 10, cachedInputTokens: 2, cacheWriteInputTokens: 3, outputTokens: 5, reasoningTokens: 1, costNanos: 10n, excessNanos: 0n },
       ]);
       expect(await store.usageReport({ accountId, since: clock })).toEqual([
-        { model: 'model-a', requests: 1, inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1, costNanos: 30n, excessNanos: 0n },
+        { model: 'model-a', requests: 1, inputTokens: 10, cachedInputTokens: 2, cacheWriteInputTokens: 3, outputTokens: 5, reasoningTokens: 1, costNanos: 30n, excessNanos: 0n },
       ]);
       const everyone = await store.usageReport({ since: clock });
       expect(everyone.find((row) => row.model === 'model-a')).toMatchObject({ requests: 2, costNanos: 129n });

@@ -41,6 +41,8 @@ export interface KeyWithAccount {
 export interface TokenCounts {
   inputTokens: number;
   cachedInputTokens: number;
+  /** Input tokens written to the upstream's prompt cache (part of `inputTokens`); absent means 0. */
+  cacheWriteInputTokens?: number;
   outputTokens: number;
   reasoningTokens: number;
 }

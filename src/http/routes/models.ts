@@ -1,4 +1,8 @@
-/** GET /v1/models: the models this key may use now, in OpenAI's list shape. */
+/**
+ * GET /v1/models: the models this key may use now, in OpenAI's list shape, or in Anthropic's when
+ * the client is one of Anthropic's (it sends `anthropic-version`; Claude Code's gateway model
+ * discovery does).
+ */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import type { Catalog } from '../../routing/catalog.js';
 import type { Router } from '../../routing/router.js';
@@ -11,8 +15,12 @@ export function registerModelRoutes(app: FastifyInstance, deps: { onRequest: onR
     const context = requireContext(request);
     const data = [...deps.catalog.values()]
       .filter((model) => model.enabled && deps.router.hasUsableTarget(model))
-      .filter((model) => context.key.models === null || context.key.models.includes(model.id))
-      .map((model) => ({ id: model.id, object: 'model', created: CREATED, owned_by: 'tollgate' }));
-    return { object: 'list', data };
+      .filter((model) => context.key.models === null || context.key.models.includes(model.id));
+    if (request.headers['anthropic-version'] !== undefined) {
+      const created = new Date(CREATED * 1000).toISOString();
+      const models = data.map((model) => ({ type: 'model', id: model.id, display_name: model.id, created_at: created }));
+      return { data: models, has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null };
+    }
+    return { object: 'list', data: data.map((model) => ({ id: model.id, object: 'model', created: CREATED, owned_by: 'tollgate' })) };
   });
 }

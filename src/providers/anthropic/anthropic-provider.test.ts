@@ -178,7 +178,7 @@ describe('createAnthropicProvider: the Messages request', () => {
 });
 
 describe('createAnthropicProvider: the event stream', () => {
-  it('maps a text stream; usage counts cache reads and writes as input, cache reads as cached', async () => {
+  it('maps a text stream; usage counts cache reads and writes as input, each also on its own', async () => {
     const double = await upstream(sse(fixture('text-stream.sse'), 7));
     const events = await collect(provider(double).stream(SIMPLE, call()));
     expect(events).toEqual([
@@ -187,7 +187,7 @@ describe('createAnthropicProvider: the event stream', () => {
       { type: 'text-delta', delta: ' snowy ❄️' },
       { type: 'text-delta', delta: ' and Rome' },
       { type: 'text-delta', delta: ' is sunny.' },
-      { type: 'usage', usage: { inputTokens: 14 + 2_048 + 312, cachedInputTokens: 2_048, outputTokens: 12, reasoningTokens: 0 } },
+      { type: 'usage', usage: { inputTokens: 14 + 2_048 + 312, cachedInputTokens: 2_048, cacheWriteInputTokens: 312, outputTokens: 12, reasoningTokens: 0 } },
       { type: 'finish', reason: 'stop' },
     ]);
   });
@@ -341,19 +341,20 @@ describe('createAnthropicProvider: failures after the 200', () => {
     const withoutStop = capture.slice(0, capture.indexOf('event: message_stop'));
     const events = await eventsAfter((response) => response.end(withoutStop.slice(head.length)));
     expect(events.slice(-2)).toEqual([
-      { type: 'usage', usage: { inputTokens: 2_374, cachedInputTokens: 2_048, outputTokens: 12, reasoningTokens: 0 } },
+      { type: 'usage', usage: { inputTokens: 2_374, cachedInputTokens: 2_048, cacheWriteInputTokens: 312, outputTokens: 12, reasoningTokens: 0 } },
       { type: 'finish', reason: 'stop' },
     ]);
   });
 });
 
 describe('createAnthropicProvider: configuration', () => {
-  it('does not speak either client surface natively', async () => {
+  it("speaks Anthropic's Messages surface natively, and neither OpenAI surface", async () => {
     const double = await upstream(sse(''));
     const created = provider(double);
-    expect(created.passthrough).toBeUndefined();
-    expect(created.speaksNatively?.('chat-completions') ?? false).toBe(false);
-    expect(created.speaksNatively?.('responses') ?? false).toBe(false);
+    expect(created.passthrough).toBeTypeOf('function');
+    expect(created.speaksNatively?.('anthropic-messages')).toBe(true);
+    expect(created.speaksNatively?.('chat-completions')).toBe(false);
+    expect(created.speaksNatively?.('responses')).toBe(false);
   });
 
   it('refuses to start when the key variable is configured but unset', () => {

@@ -1,17 +1,18 @@
 /**
- * The provider for Anthropic's Messages API (and compatible upstreams). Neither client surface is
- * spoken natively, so every request goes through the canonical path: canonical request → Messages
- * body, Messages stream → canonical events.
+ * The provider for Anthropic's Messages API (and compatible upstreams). A Messages client is passed
+ * through (passthrough.ts); OpenAI's surfaces go through the canonical path: canonical request →
+ * Messages body, Messages stream → canonical events.
  * Headers: https://docs.anthropic.com/en/api/versioning; errors: https://docs.anthropic.com/en/api/errors
  * (docs/wire-formats.md §4.1, §4.5).
  */
 import type { AnthropicProviderConfig } from '../../config/schema.js';
 import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
-import type { Provider, ProviderCall } from '../provider.js';
+import type { PassthroughCall, PassthroughResult, Provider, ProviderCall } from '../provider.js';
 import { streamCanonical } from '../shared/canonical-stream.js';
 import { readMessageErrorBody } from '../shared/error-body.js';
 import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
 import { toMessagesBody } from './messages-request.js';
+import { runMessagesPassthrough } from './passthrough.js';
 import { MessagesStreamTranslator, messageObjectEvents } from './messages-stream.js';
 import { keepsMappedWebSearch } from '../shared/hosted-tools.js';
 
@@ -37,6 +38,12 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, env: Re
     },
 
     keepsHostedTool: keepsMappedWebSearch,
+    passthrough(call: PassthroughCall): Promise<PassthroughResult> {
+      return runMessagesPassthrough(client, call);
+    },
+
+    speaksNatively: (surface) => surface === 'anthropic-messages',
+
     close: () => client.close(),
   };
 }

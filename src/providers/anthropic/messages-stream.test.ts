@@ -82,7 +82,7 @@ describe('MessagesStreamTranslator', () => {
         event('message_stop', {}),
     );
     expect(events).toEqual([
-      { type: 'usage', usage: { inputTokens: 117, cachedInputTokens: 100, outputTokens: 40, reasoningTokens: 0 } },
+      { type: 'usage', usage: { inputTokens: 117, cachedInputTokens: 100, cacheWriteInputTokens: 5, outputTokens: 40, reasoningTokens: 0 } },
       { type: 'finish', reason: 'length' },
     ]);
   });
@@ -107,6 +107,21 @@ describe('MessagesStreamTranslator', () => {
     // Batch boundaries fall between deltas, so the estimate stays within a token per batch.
     expect(Math.abs(reasoning - exact)).toBeLessThanOrEqual(10);
     expect(reasoning).toBeGreaterThan(1_000);
+  });
+
+  it("reports the upstream's thinking count (output_tokens_details) over its own count of the text", async () => {
+    const { events } = await translate(
+      MESSAGE_START +
+        event('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '' } }) +
+        event('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'a short thought of several tokens in all' } }) +
+        event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 90, output_tokens_details: { thinking_tokens: 64 } } }) +
+        event('message_stop', {}),
+    );
+    const usage = events.find((candidate) => candidate.type === 'usage');
+    expect(usage).toEqual({ type: 'usage', usage: expect.objectContaining({ outputTokens: 90, reasoningTokens: 64 }) });
+    // With `display: "omitted"` there is no text at all, and the count is still the upstream's.
+    const omitted = await translate(MESSAGE_START + event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 30, output_tokens_details: { thinking_tokens: 25 } } }));
+    expect(omitted.translator.endOfBody()?.[0]).toEqual({ type: 'usage', usage: expect.objectContaining({ reasoningTokens: 25 }) });
   });
 
   it.each([

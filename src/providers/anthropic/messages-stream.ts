@@ -35,6 +35,9 @@ const usageSchema = z.object({
   output_tokens: count,
   cache_read_input_tokens: count,
   cache_creation_input_tokens: count,
+  // Reported with the thinking-token-count beta (Claude Code sends it); exact where the gateway's
+  // own count of the thinking text is not (and there is no text when thinking is `omitted`).
+  output_tokens_details: z.object({ thinking_tokens: count }).nullish(),
 });
 type WireUsage = z.infer<typeof usageSchema>;
 
@@ -61,8 +64,9 @@ const messageSchema = z.object({ content: z.array(contentBlockSchema), stop_reas
 const BATCH_CHARACTERS = 2_048;
 
 /**
- * Anthropic reports thinking inside `output_tokens` only, so reasoning tokens are estimated by
- * counting the thinking text with the gateway's tokenizer.
+ * Anthropic reports thinking inside `output_tokens`, and its own thinking count only with a beta,
+ * so without that count reasoning tokens are estimated by counting the thinking text with the
+ * gateway's tokenizer.
  */
 class ReasoningCounter {
   #counted = 0;
@@ -90,6 +94,7 @@ class UsageTally {
   #cacheRead = 0;
   #cacheCreation = 0;
   #output = 0;
+  #thinking: number | undefined;
   #reported = false;
 
   record(usage: WireUsage | null | undefined): void {
@@ -98,19 +103,26 @@ class UsageTally {
     if (usage.cache_read_input_tokens !== null && usage.cache_read_input_tokens !== undefined) this.#cacheRead = usage.cache_read_input_tokens;
     if (usage.cache_creation_input_tokens !== null && usage.cache_creation_input_tokens !== undefined) this.#cacheCreation = usage.cache_creation_input_tokens;
     if (usage.output_tokens !== null && usage.output_tokens !== undefined) this.#output = usage.output_tokens;
+    const thinking = usage.output_tokens_details?.thinking_tokens;
+    if (thinking !== null && thinking !== undefined) this.#thinking = thinking;
     this.#reported = true;
   }
 
-  /** The canonical usage; undefined when the upstream reported none (the gateway then counts). */
-  toUsage(reasoningTokens: number): Usage | undefined {
+  /**
+   * The canonical usage; undefined when the upstream reported none (the gateway then counts).
+   * `countedReasoning` is the gateway's count of the thinking text, used when the upstream gave none.
+   */
+  toUsage(countedReasoning: number): Usage | undefined {
     if (!this.#reported) return undefined;
-    return {
+    const usage: Usage = {
       // Anthropic's input_tokens excludes both cache counts (docs/wire-formats.md §4.3).
       inputTokens: this.#input + this.#cacheRead + this.#cacheCreation,
       cachedInputTokens: this.#cacheRead,
       outputTokens: this.#output,
-      reasoningTokens: Math.min(reasoningTokens, this.#output),
+      reasoningTokens: Math.min(this.#thinking ?? countedReasoning, this.#output),
     };
+    if (this.#cacheCreation > 0) usage.cacheWriteInputTokens = this.#cacheCreation;
+    return usage;
   }
 }
 

@@ -26,8 +26,11 @@ export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly
     readErrorBody: readMessageErrorBody,
   });
 
-  const speaksNatively = (surface: Surface): boolean =>
-    surface === 'chat-completions' ? config.api === 'chat' || config.api === 'both' : config.api === 'responses' || config.api === 'both';
+  const speaksNatively = (surface: Surface): boolean => {
+    if (surface === 'chat-completions') return config.api === 'chat' || config.api === 'both';
+    if (surface === 'responses') return config.api === 'responses' || config.api === 'both';
+    return false;
+  };
 
   /** A whole JSON answer to a stream request: an error object in it fails over, like a 5xx. */
   const wholeBody =

@@ -11,6 +11,7 @@ import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../pr
 import { CUT_SHORT } from '../shared/canonical-stream.js';
 import type { Redactor } from '../shared/redaction.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
+import { withTeardown } from '../shared/teardown.js';
 import { describeStreamFailure } from '../shared/transport-failure.js';
 import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
 import { ChatChunkReader, chatCompletionEvents, inBandErrorMessage } from './chat-wire.js';
@@ -202,25 +203,4 @@ function responsesErrorFrame(sequenceNumber: number, message: string): Passthrou
 
 function redactEvent(event: CanonicalEvent, redact: Redactor): CanonicalEvent {
   return event.type === 'error' ? { ...event, message: redact(event.message) } : event;
-}
-
-/**
- * Wraps the frame generator so that leaving early tears the upstream request down even when the
- * consumer never pulled a frame (a generator that has not started ignores `return()`'s cleanup).
- */
-function withTeardown<T>(generator: AsyncGenerator<T>, teardown: () => void): AsyncIterable<T> {
-  let finished = false;
-  const iterator: AsyncIterator<T> = {
-    next: async () => {
-      const result = await generator.next();
-      if (result.done === true) finished = true;
-      return result;
-    },
-    return: async () => {
-      if (!finished) teardown();
-      finished = true;
-      return generator.return(undefined);
-    },
-  };
-  return { [Symbol.asyncIterator]: () => iterator };
 }

@@ -31,6 +31,8 @@ export interface PostOptions {
   requestId: string;
   /** Whether an SSE stream is asked for (sets `accept`). */
   stream: boolean;
+  /** Client headers a pass-through forwards; the provider's own headers win over them. */
+  extraHeaders?: Readonly<Record<string, string>>;
 }
 
 export interface UpstreamHttpClientOptions {
@@ -134,6 +136,7 @@ export class UpstreamHttpClient {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: options.stream ? 'text/event-stream' : 'application/json',
+      ...options.extraHeaders,
       ...this.#headers,
       'x-request-id': options.requestId,
     };

@@ -15,6 +15,7 @@ import { openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS, type SqliteConnection } f
 import { initialMigration } from './0001-initial.js';
 import { responsesAndInstancesMigration } from './0002-responses-and-instances.js';
 import { boundedChargesMigration } from './0003-bounded-charges.js';
+import { cacheWriteMigration } from './0004-cache-write.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -22,6 +23,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0001-initial': initialMigration(engine),
     '0002-responses-and-instances': responsesAndInstancesMigration(),
     '0003-bounded-charges': boundedChargesMigration(engine),
+    '0004-cache-write': cacheWriteMigration(),
   };
 }
 

@@ -1,0 +1,105 @@
+/**
+ * Same-protocol calls (Anthropic Messages client → Anthropic upstream): the client's body goes
+ * upstream with its unknown fields, betas and signed thinking blocks intact, and each upstream SSE
+ * event goes back as is, alongside the canonical events it carries for the usage meter. Only what
+ * the gateway must control is touched (docs/wire-formats.md §4.2): the model name, the output cap
+ * (with a thinking budget kept below it, as Anthropic requires), and the service tier (standard
+ * only: one price per model, so a pass-through cannot buy a dearer tier at the flat price).
+ */
+import type { CanonicalEvent } from '../../protocol/canonical.js';
+import { isRecord, parseJson } from '../../lib/json-value.js';
+import { decodeSse } from '../../lib/sse-decoder.js';
+import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../provider.js';
+import { CUT_SHORT } from '../shared/canonical-stream.js';
+import { UnreadableStreamError } from '../shared/stream-translator.js';
+import { describeStreamFailure } from '../shared/transport-failure.js';
+import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
+import { withTeardown } from '../shared/teardown.js';
+import { MessagesStreamTranslator, messageObjectEvents } from './messages-stream.js';
+
+type BodyCall = Pick<PassthroughCall, 'body' | 'upstreamModel' | 'maxOutputTokens' | 'stream'>;
+
+/** The Messages body to send upstream: model replaced, output capped, standard tier. */
+export function prepareMessagesBody(call: BodyCall): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...call.body, model: call.upstreamModel, service_tier: 'standard_only' };
+  const maxTokens = typeof body.max_tokens === 'number' ? Math.min(body.max_tokens, call.maxOutputTokens) : call.maxOutputTokens;
+  body.max_tokens = maxTokens;
+  const thinking = body.thinking;
+  if (isRecord(thinking) && thinking.type === 'enabled' && typeof thinking.budget_tokens === 'number' && thinking.budget_tokens >= maxTokens) {
+    // Anthropic wants budget_tokens < max_tokens; the cap may have cut max_tokens below it.
+    body.thinking = { ...thinking, budget_tokens: Math.max(1, maxTokens - 1) };
+  }
+  if (call.stream || body.stream !== undefined) body.stream = call.stream;
+  return body;
+}
+
+/** Runs a pass-through call; resolves once the upstream answered 200 (UpstreamError otherwise). */
+export async function runMessagesPassthrough(client: UpstreamHttpClient, call: PassthroughCall): Promise<PassthroughResult> {
+  const controller = new AbortController();
+  const signal = AbortSignal.any([call.signal, controller.signal]);
+  const response = await client.post('/messages', prepareMessagesBody(call), {
+    signal,
+    requestId: call.requestId,
+    stream: call.stream,
+    ...(call.headers === undefined ? {} : { extraHeaders: call.headers }),
+  });
+
+  if (!call.stream || response.mediaType === 'application/json') {
+    const json = await client.readJsonObject(response, signal);
+    if (call.stream) throw client.failure('protocol', 'upstream answered a stream request with a JSON body');
+    try {
+      return { kind: 'json', body: json, events: messageObjectEvents(json) };
+    } catch (error) {
+      if (error instanceof UnreadableStreamError) throw client.failure('protocol', error.message, { cause: error });
+      throw error;
+    }
+  }
+  const teardown = (): void => {
+    controller.abort();
+    response.body.destroy();
+  };
+  return { kind: 'stream', frames: withTeardown(messageFrames(response.body, client), teardown) };
+}
+
+/** Upstream SSE events → frames, each re-framed as `event:` + `data:` exactly as received. */
+async function* messageFrames(body: UpstreamBody, client: UpstreamHttpClient): AsyncGenerator<PassthroughFrame> {
+  const translator = new MessagesStreamTranslator();
+  let failure: string | undefined;
+  try {
+    for await (const sse of decodeSse(body)) {
+      if (translator.complete) continue;
+      const events = translator.translate(sse);
+      const error = events.find((event) => event.type === 'error');
+      if (error !== undefined) {
+        // Replaced by the gateway's own error event: the upstream's may name things the client must not see.
+        yield errorFrame(client.safeText(error.message));
+        return;
+      }
+      const parsed = parseJson(sse.data);
+      const type = parsed.ok && isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
+      yield { sse: sseText(sse.event ?? type, sse.data), events };
+    }
+  } catch (error) {
+    failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
+  }
+  if (translator.complete) return;
+  // The answer is whole once `message_delta` said why it stopped; only `message_stop` was lost.
+  const closing = translator.endOfBody();
+  if (closing !== undefined) {
+    yield { sse: sseText('message_stop', JSON.stringify({ type: 'message_stop' })), events: closing };
+    return;
+  }
+  yield errorFrame(failure ?? CUT_SHORT);
+}
+
+function sseText(event: string | undefined, data: string): string {
+  const dataLines = data.split('\n').map((line) => `data: ${line}\n`).join('');
+  return `${event === undefined ? '' : `event: ${event}\n`}${dataLines}\n`;
+}
+
+/** Anthropic's in-band `error` event (docs/wire-formats.md §4.5); nothing follows it. */
+function errorFrame(message: string): PassthroughFrame {
+  const payload = { type: 'error', error: { type: 'api_error', message } };
+  const events: CanonicalEvent[] = [{ type: 'error', code: 'upstream_error', message }];
+  return { sse: `event: error\ndata: ${JSON.stringify(payload)}\n\n`, events };
+}
