@@ -7,10 +7,10 @@
  * machine: no sandbox (the folder is throwaway, and a sandbox may not start in a container), the
  * reasoning effort of the turn, and no telemetry or update check.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnBounded } from '../support/spawn-bounded.js';
 
 export interface CodexExecOptions {
   /** Codex's JS launcher, from `ensureCodex()`. */
@@ -148,43 +148,3 @@ function isItem(value: unknown): value is Record<string, unknown> & { type: stri
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
 }
 
-interface SpawnOutcome {
-  exitCode: number | null;
-  timedOut: boolean;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Spawns in its own process group, so that on timeout the launcher and the native binary it
- * starts are killed together.
- */
-function spawnBounded(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<SpawnOutcome> {
-  return new Promise((resolve, reject) => {
-    // stdin is closed: `codex exec` appends piped stdin to the prompt and would wait for it.
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
-    }, options.timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (exitCode) => {
-      clearTimeout(timer);
-      resolve({ exitCode, timedOut, stdout, stderr });
-    });
-  });
-}
