@@ -2,7 +2,7 @@
  * The closed set of errors Tollgate answers with, and the catalogue that fixes each one's HTTP
  * status, `type`, `code`, and whether `param` is present. The first six rows are the spec's error
  * table (docs/contract.md §7) to the byte; the rest cover what the spec does not show, in OpenAI's
- * style (docs/wire-formats.md §6.2). Only http/ renders these; everyone else throws them. The code set
+ * style (docs/wire-protocols.md §6.2). Only http/ renders these; everyone else throws them. The code set
  * doubles as the metrics label.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Responses `store` and `previous_response_id` for the creation handler (docs/wire-formats.md §2.1,
+ * Responses `store` and `previous_response_id` for the creation handler (docs/wire-protocols.md §2.1,
  * §3.1): a request that continues a stored response is expanded into the whole conversation
  * (stored input items + stored output items + new input; the old `instructions` are not carried
  * over), so any upstream can answer it; and a stored answer is saved with that conversation before

@@ -1,7 +1,7 @@
 /**
  * The two upstreams Claude Code is run through, each a real HTTP server speaking its real wire
  * format and playing the scripted model of claude-script.ts:
- * - an Anthropic Messages upstream (docs/wire-formats.md §4.4): named events, a `ping`, thinking
+ * - an Anthropic Messages upstream (docs/wire-protocols.md §4.4): named events, a `ping`, thinking
  *   blocks with a signature, and usage with cache reads, cache writes and the thinking count;
  * - a chat-only OpenAI upstream (§1.4): `reasoning_content` deltas, tool calls in fragments, and
  *   a usage chunk with cached and reasoning counts.

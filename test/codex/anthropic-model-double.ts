@@ -1,5 +1,5 @@
 /**
- * An Anthropic Messages upstream (`POST /v1/messages`, streamed; docs/wire-formats.md §4.4) playing a
+ * An Anthropic Messages upstream (`POST /v1/messages`, streamed; docs/wire-protocols.md §4.4) playing a
  * model that runs Codex's shell tool once and then answers: turn 1 streams a `tool_use` block,
  * turn 2 (whose last user turn holds the `tool_result`) streams the final text. Events are named
  * (`event:` lines) and include a `ping`, as Anthropic sends them; a request with `thinking` gets a
@@ -81,7 +81,7 @@ function answer(body: Record<string, unknown>, response: ServerResponse): void {
 }
 
 /**
- * Reads a Messages request (docs/wire-formats.md §4.2): top-level `system`, `tool_use` blocks in
+ * Reads a Messages request (docs/wire-protocols.md §4.2): top-level `system`, `tool_use` blocks in
  * assistant turns, `tool_result` blocks in user turns, flat tools with `input_schema`.
  */
 export function readAnthropicConversation(body: Record<string, unknown>): Conversation {

@@ -1,5 +1,5 @@
 /**
- * A chat-only OpenAI-compatible upstream (`POST /v1/chat/completions`, docs/wire-formats.md §1) playing
+ * A chat-only OpenAI-compatible upstream (`POST /v1/chat/completions`, docs/wire-protocols.md §1) playing
  * the scripted model: tool calls stream the way OpenAI sends them (the id and name first, then the
  * arguments in fragments), and a request with `reasoning_effort` gets its reasoning as
  * `reasoning_content` deltas first, as reasoning servers compatible with OpenAI send it.
@@ -55,7 +55,7 @@ function answer(body: Record<string, unknown>, response: ServerResponse): void {
   ]);
 }
 
-/** Reads a Chat Completions request (docs/wire-formats.md §1.2: nested tools, `tool` messages). */
+/** Reads a Chat Completions request (docs/wire-protocols.md §1.2: nested tools, `tool` messages). */
 export function readChatConversation(body: Record<string, unknown>): Conversation {
   const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord) : [];
   const withRole = (...roles: string[]) => messages.filter((message) => typeof message.role === 'string' && roles.includes(message.role));

@@ -1,5 +1,5 @@
 /**
- * A Gemini upstream (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`, docs/wire-formats.md
+ * A Gemini upstream (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`, docs/wire-protocols.md
  * §5) playing the scripted model: a call is one `functionCall` part (with its id and a thought
  * signature, as Gemini 3 sends them), and a request with a `thinkingConfig` gets a thought part
  * first. Usage comes with every chunk, as Gemini sends it.

@@ -1,5 +1,5 @@
 /**
- * An OpenAI Responses upstream (`POST /v1/responses`, docs/wire-formats.md §2) playing the scripted
+ * An OpenAI Responses upstream (`POST /v1/responses`, docs/wire-protocols.md §2) playing the scripted
  * model for pass-through routes: it reads the request exactly as Codex sent it (tools in `tools`
  * and in `additional_tools` input items, namespaces, hosted tools) and answers with the item types
  * OpenAI uses: `function_call`, or `custom_tool_call` with its `namespace` for code mode's `exec`,

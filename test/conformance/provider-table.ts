@@ -82,7 +82,7 @@ export const openai = capturesIn(OPENAI_FIXTURES, { stream: 'text/event-stream; 
 export const anthropic = capturesIn(ANTHROPIC_FIXTURES, { stream: 'text/event-stream; charset=utf-8', json: 'application/json' });
 export const gemini = capturesIn(GEMINI_FIXTURES, { stream: 'text/event-stream', json: 'application/json; charset=UTF-8' });
 
-/** OpenAI's error envelope is the same on both endpoints (docs/wire-formats.md §6.1). */
+/** OpenAI's error envelope is the same on both endpoints (docs/wire-protocols.md §6.1). */
 export const OPENAI_ERRORS = { error400: openai.json('error-400.json', 400), error429: openai.json('error-429.json', 429), error500: openai.json('error-500.json', 500) };
 
 export const PROVIDERS: ProviderEntry[] = [

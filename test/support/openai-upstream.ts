@@ -125,7 +125,7 @@ function answerWith(response: ServerResponse, reply: UpstreamReply, stream: bool
   response.end('data: [DONE]\n\n');
 }
 
-/** A chosen answer as a Responses object, or as its event stream (docs/wire-formats.md §2.5). */
+/** A chosen answer as a Responses object, or as its event stream (docs/wire-protocols.md §2.5). */
 function answerResponsesWith(response: ServerResponse, reply: UpstreamReply, body: Record<string, unknown>, count: number): void {
   const text = reply.content ?? '';
   const toolCalls = reply.toolCalls ?? [];

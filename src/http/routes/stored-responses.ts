@@ -1,5 +1,5 @@
 /**
- * The stored-response endpoints (docs/wire-formats.md §2.6): GET and DELETE /v1/responses/{id}, and
+ * The stored-response endpoints (docs/wire-protocols.md §2.6): GET and DELETE /v1/responses/{id}, and
  * GET /v1/responses/{id}/input_items as a cursor list. Each account sees only its own responses;
  * another account's id is answered exactly like an unknown one, with OpenAI's 404.
  * https://platform.openai.com/docs/api-reference/responses/get

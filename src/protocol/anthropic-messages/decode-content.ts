@@ -1,6 +1,6 @@
 /**
  * Anthropic Messages content (`system`, `messages[].content`) read into canonical input items
- * (docs/wire-formats.md §4.2). Blocks the canonical model cannot carry are left out rather than
+ * (docs/wire-protocols.md §4.2). Blocks the canonical model cannot carry are left out rather than
  * refused, because the same body may be passed through to an Anthropic upstream that takes them:
  * `thinking` and `redacted_thinking` (their signatures only mean something to Anthropic),
  * `document`, server-tool blocks, images from the Files API and types newer than this code.

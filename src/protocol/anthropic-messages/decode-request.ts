@@ -1,5 +1,5 @@
 /**
- * An Anthropic Messages request body (`POST /v1/messages`, docs/wire-formats.md §4.2) decoded into
+ * An Anthropic Messages request body (`POST /v1/messages`, docs/wire-protocols.md §4.2) decoded into
  * the canonical request. Only what the gateway needs is validated: the same body may be passed
  * through to an Anthropic upstream, which then sees every field as the client sent it, so fields
  * the canonical model has no place for (`metadata`, `top_k`, `stop_sequences`, `context_management`,

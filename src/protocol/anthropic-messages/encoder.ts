@@ -1,7 +1,7 @@
 /**
  * Canonical events → Anthropic Messages output: the named SSE event sequence when streaming
  * (`message_start`, `ping`, `content_block_start` / `_delta` / `_stop` per block, `message_delta`,
- * `message_stop`; docs/wire-formats.md §4.4), or one `message` object otherwise (§4.3).
+ * `message_stop`; docs/wire-protocols.md §4.4), or one `message` object otherwise (§4.3).
  * https://docs.anthropic.com/en/docs/build-with-claude/streaming
  *
  * Reasoning becomes `thinking` blocks (without text when the client asked for `display:

@@ -1,6 +1,6 @@
 /**
  * Chat Completions `messages` → canonical input items.
- * Wire format: docs/wire-formats.md §1.2; https://platform.openai.com/docs/api-reference/chat/create
+ * Wire format: docs/wire-protocols.md §1.2; https://platform.openai.com/docs/api-reference/chat/create
  *
  * | Chat message                          | Canonical items                                              |
  * |---------------------------------------|--------------------------------------------------------------|

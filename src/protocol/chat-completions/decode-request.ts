@@ -1,6 +1,6 @@
 /**
  * Decodes and validates a client's POST /v1/chat/completions body into the canonical request.
- * Wire format: docs/wire-formats.md §1.1; https://platform.openai.com/docs/api-reference/chat/create
+ * Wire format: docs/wire-protocols.md §1.1; https://platform.openai.com/docs/api-reference/chat/create
  *
  * Every top-level key falls into one of three groups: read into the canonical request, validated and
  * left to the body (a same-protocol passthrough forwards it; translated upstreams drop it), or known

@@ -1,6 +1,6 @@
 /**
  * Chat Completions `tools`, `tool_choice` and `response_format` → canonical form.
- * Wire format: docs/wire-formats.md §1.1 and §2.3 (Chat nests `function`, canonical is flat);
+ * Wire format: docs/wire-protocols.md §1.1 and §2.3 (Chat nests `function`, canonical is flat);
  * https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools
  */
 import { InvalidRequestError, type FunctionTool, type ResponseFormat, type ToolChoice } from '../canonical.js';

@@ -35,7 +35,7 @@ function deltas(chunks: Array<Chunk | '[DONE]'>): Array<Record<string, unknown>>
   return chunks.flatMap((chunk) => (chunk === '[DONE]' ? [] : chunk.choices.map((choice) => choice.delta)));
 }
 
-/** What a client accumulator builds from tool-call fragments (docs/wire-formats.md §1.4). */
+/** What a client accumulator builds from tool-call fragments (docs/wire-protocols.md §1.4). */
 function reassemble(chunks: Array<Chunk | '[DONE]'>): Array<{ id: string; name: string; arguments: string }> {
   const calls: Array<{ id: string; name: string; arguments: string }> = [];
   for (const delta of deltas(chunks)) {

@@ -1,6 +1,6 @@
 /**
  * Canonical events → Chat Completions output: `chat.completion.chunk` SSE frames when streaming
- * (docs/wire-formats.md §1.4, §1.5), or one `chat.completion` object otherwise (§1.3).
+ * (docs/wire-protocols.md §1.4, §1.5), or one `chat.completion` object otherwise (§1.3).
  * https://platform.openai.com/docs/api-reference/chat-streaming
  *
  * While streaming the encoder holds a few flags and nothing per delta, so memory per stream stays

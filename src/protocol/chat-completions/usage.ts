@@ -1,5 +1,5 @@
 /**
- * Canonical usage → the Chat Completions `usage` object (docs/wire-formats.md §1.3).
+ * Canonical usage → the Chat Completions `usage` object (docs/wire-protocols.md §1.3).
  * `prompt_tokens` includes cached tokens and `completion_tokens` includes reasoning tokens, exactly
  * as the canonical `inputTokens`/`outputTokens` do, so the mapping is one to one.
  */

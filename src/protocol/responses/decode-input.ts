@@ -1,7 +1,7 @@
 /**
  * Decodes the Responses `input` field (a string, or a list of items) into canonical input items.
  * Item shapes: https://platform.openai.com/docs/api-reference/responses/create#responses-create-input
- * (summarised in docs/wire-formats.md §2.2).
+ * (summarised in docs/wire-protocols.md §2.2).
  *
  * Fields we do not act on inside an item (`id`, `status`, `annotations`, `phase`, …) are ignored
  * rather than rejected: clients replay earlier output items as input, and those carry whatever the

@@ -2,7 +2,7 @@
  * Decodes a POST /v1/responses body (already parsed JSON) into the canonical request, validating
  * every field we accept and answering anything wrong the way OpenAI does (message, `param` path,
  * `code`). Field list: https://platform.openai.com/docs/api-reference/responses/create
- * (docs/wire-formats.md §2.1). Unknown top-level fields are refused, as OpenAI refuses them.
+ * (docs/wire-protocols.md §2.1). Unknown top-level fields are refused, as OpenAI refuses them.
  */
 import { InvalidRequestError, REASONING_EFFORTS, type CanonicalRequest, type ReasoningEffort, type ResponseFormat } from '../canonical.js';
 import { decodeInputItems } from './decode-input.js';

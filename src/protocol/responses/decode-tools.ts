@@ -3,7 +3,7 @@
  * `namespace` tools grouping either) and `tool_choice`; `additional_tools` input items carry more
  * tool lists of the same shape (decode-input.ts).
  * https://platform.openai.com/docs/api-reference/responses/create#responses-create-tools
- * (docs/wire-formats.md §2.3). Every other type (hosted tools such as `web_search` or `tool_search`, and
+ * (docs/wire-protocols.md §2.3). Every other type (hosted tools such as `web_search` or `tool_search`, and
  * types newer than this code) is kept as it came: a Responses upstream gets it unchanged, a
  * translated route maps it, drops it or refuses it, as the model's catalog entry says.
  */

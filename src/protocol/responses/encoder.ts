@@ -1,7 +1,7 @@
 /**
  * Turns canonical events into the Responses API output: the SSE event stream when the client
  * streams, and the final response object either way. Event order and shapes follow
- * https://platform.openai.com/docs/api-reference/responses-streaming (docs/wire-formats.md §2.5), and
+ * https://platform.openai.com/docs/api-reference/responses-streaming (docs/wire-protocols.md §2.5), and
  * meet the invariants openai-node's `responses.stream()` accumulator checks: items are appended at
  * `output_index == output.length`, every item-scoped event names the item at its index, parts are
  * appended at `content_index == parts.length`, and `sequence_number` counts up from 0.

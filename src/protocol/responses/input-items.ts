@@ -1,7 +1,7 @@
 /**
  * Conversation items in the Responses input-item form that `GET /v1/responses/{id}/input_items`
  * lists and `previous_response_id` replays: every item carries an `id`, as OpenAI's stored items do.
- * https://platform.openai.com/docs/api-reference/responses/input-items (docs/wire-formats.md §2.2, §2.6)
+ * https://platform.openai.com/docs/api-reference/responses/input-items (docs/wire-protocols.md §2.2, §2.6)
  *
  * Two sources: the canonical input of a new request (encoded here with fresh ids), and the output
  * items of a stored response (kept with their own `msg_`/`fc_` ids and call ids, so a later

@@ -1,7 +1,7 @@
 /**
  * The output items a Responses encoder builds, and their wire shapes.
  * https://platform.openai.com/docs/api-reference/responses/object#responses-object-output
- * (docs/wire-formats.md §2.4). Each item holds only what its final `.done` event must carry in full.
+ * (docs/wire-protocols.md §2.4). Each item holds only what its final `.done` event must carry in full.
  */
 
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';

@@ -1,5 +1,5 @@
 /**
- * The settings a Responses object echoes back (docs/wire-formats.md §2.4: "the settings fields echo the
+ * The settings a Responses object echoes back (docs/wire-protocols.md §2.4: "the settings fields echo the
  * effective request"), and the usage block. Kept apart from the encoder's state machine so the
  * decoder and the encoder share one definition of what is echoed.
  * https://platform.openai.com/docs/api-reference/responses/object

@@ -3,7 +3,7 @@
  * through (passthrough.ts); OpenAI's surfaces go through the canonical path: canonical request →
  * Messages body, Messages stream → canonical events.
  * Headers: https://docs.anthropic.com/en/api/versioning; errors: https://docs.anthropic.com/en/api/errors
- * (docs/wire-formats.md §4.1, §4.5).
+ * (docs/wire-protocols.md §4.1, §4.5).
  */
 import type { AnthropicProviderConfig } from '../../config/schema.js';
 import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';

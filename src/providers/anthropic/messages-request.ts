@@ -1,6 +1,6 @@
 /**
  * The canonical request turned into an Anthropic Messages request body (POST /messages).
- * Vendor reference: https://docs.anthropic.com/en/api/messages (docs/wire-formats.md §4.2, §4.6).
+ * Vendor reference: https://docs.anthropic.com/en/api/messages (docs/wire-protocols.md §4.2, §4.6).
  *
  * Where Anthropic cannot say what the canonical request says, the choices are:
  * - `function_call.arguments` that are not a JSON object become `input: {}`: the call already
@@ -59,7 +59,7 @@ export interface MessagesRequestBody {
 }
 
 /**
- * Thinking budget per reasoning effort, in tokens. Low, medium and high follow docs/wire-formats.md
+ * Thinking budget per reasoning effort, in tokens. Low, medium and high follow docs/wire-protocols.md
  * §4.6; xhigh and max continue the progression. The budget is further kept below `max_tokens`.
  */
 export const THINKING_BUDGETS: Readonly<Record<ReasoningEffort, number>> = Object.freeze({

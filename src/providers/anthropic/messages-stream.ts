@@ -1,7 +1,7 @@
 /**
  * Anthropic's Messages stream (and whole Message objects) turned into canonical events.
  * Vendor reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
- * (docs/wire-formats.md §4.3, §4.4, §4.6).
+ * (docs/wire-protocols.md §4.3, §4.4, §4.6).
  *
  * Events are read by their payload `type`; unknown event, block and delta types are ignored, as
  * Anthropic asks of clients. Tool calls are numbered 0, 1, … in the order their `tool_use` blocks
@@ -16,7 +16,7 @@ import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-t
 import { reportedTokenCount } from '../shared/reported-count.js';
 
 /**
- * `stop_reason` → finish reason (docs/wire-formats.md §4.6). `pause_turn` only follows server tools,
+ * `stop_reason` → finish reason (docs/wire-protocols.md §4.6). `pause_turn` only follows server tools,
  * which the gateway never sends; it reads as a stop.
  */
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
@@ -115,7 +115,7 @@ class UsageTally {
   toUsage(countedReasoning: number): Usage | undefined {
     if (!this.#reported) return undefined;
     const usage: Usage = {
-      // Anthropic's input_tokens excludes both cache counts (docs/wire-formats.md §4.3).
+      // Anthropic's input_tokens excludes both cache counts (docs/wire-protocols.md §4.3).
       inputTokens: this.#input + this.#cacheRead + this.#cacheCreation,
       cachedInputTokens: this.#cacheRead,
       outputTokens: this.#output,

@@ -2,7 +2,7 @@
  * Same-protocol calls (Anthropic Messages client → Anthropic upstream): the client's body goes
  * upstream with its unknown fields, betas and signed thinking blocks intact, and each upstream SSE
  * event goes back as is, alongside the canonical events it carries for the usage meter. Only what
- * the gateway must control is touched (docs/wire-formats.md §4.2): the model name, the output cap
+ * the gateway must control is touched (docs/wire-protocols.md §4.2): the model name, the output cap
  * (with a thinking budget kept below it, as Anthropic requires), and the service tier (standard
  * only: one price per model, so a pass-through cannot buy a dearer tier at the flat price).
  */
@@ -97,7 +97,7 @@ function sseText(event: string | undefined, data: string): string {
   return `${event === undefined ? '' : `event: ${event}\n`}${dataLines}\n`;
 }
 
-/** Anthropic's in-band `error` event (docs/wire-formats.md §4.5); nothing follows it. */
+/** Anthropic's in-band `error` event (docs/wire-protocols.md §4.5); nothing follows it. */
 function errorFrame(message: string): PassthroughFrame {
   const payload = { type: 'error', error: { type: 'api_error', message } };
   const events: CanonicalEvent[] = [{ type: 'error', code: 'upstream_error', message }];

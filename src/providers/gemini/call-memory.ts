@@ -1,9 +1,9 @@
 /**
  * What a Gemini function call needs on its way back that an OpenAI client does not keep: the
  * call's `thoughtSignature`, and whether its id was Gemini's own. Gemini 3 answers a 400 when a
- * replayed `functionCall` part lacks the signature it came with (docs/wire-formats.md §5.3,
+ * replayed `functionCall` part lacks the signature it came with (docs/wire-protocols.md §5.3,
  * https://ai.google.dev/gemini-api/docs/thought-signatures), and the canonical model has no field
- * for it, so the provider remembers it by call id (docs/wire-formats.md §5.6: "remember the id →
+ * for it, so the provider remembers it by call id (docs/wire-protocols.md §5.6: "remember the id →
  * signature pair for the next turn").
  *
  * The memory is per provider and per process, bounded, oldest first out. A call it does not know

@@ -1,7 +1,7 @@
 /**
  * What a Gemini error object says (`{"error":{"code","message","status","details"}}`), before a
  * 200 as a status failure and after it as an in-band error.
- * Error statuses follow https://ai.google.dev/gemini-api/docs/troubleshooting (docs/wire-formats.md §5.5).
+ * Error statuses follow https://ai.google.dev/gemini-api/docs/troubleshooting (docs/wire-protocols.md §5.5).
  */
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { ErrorBodyReader } from '../shared/error-body.js';

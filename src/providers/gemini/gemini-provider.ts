@@ -2,7 +2,7 @@
  * The provider for Google's Gemini API (`generateContent` wire format, API-key auth). It speaks no
  * OpenAI surface natively, so every request takes the canonical path: canonical request → Gemini
  * body → `streamGenerateContent?alt=sse` → canonical events. No pass-through.
- * Vendor reference: https://ai.google.dev/api/generate-content (docs/wire-formats.md §5).
+ * Vendor reference: https://ai.google.dev/api/generate-content (docs/wire-protocols.md §5).
  */
 import type { GeminiProviderConfig } from '../../config/schema.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';

@@ -1,7 +1,7 @@
 /**
  * Images of the canonical model as Gemini parts: a `data:` URL travels inline (`inlineData`, base64),
  * any other URL by reference (`fileData`), with its media type guessed from the file extension.
- * https://ai.google.dev/api/caching#Part (docs/wire-formats.md §5.2, §5.6).
+ * https://ai.google.dev/api/caching#Part (docs/wire-protocols.md §5.2, §5.6).
  */
 
 export type GeminiMediaPart = { inlineData: { mimeType: string; data: string } } | { fileData: { fileUri: string; mimeType?: string } };

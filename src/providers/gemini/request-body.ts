@@ -1,6 +1,6 @@
 /**
  * The canonical request turned into a Gemini `GenerateContentRequest` body.
- * Vendor reference: https://ai.google.dev/api/generate-content#request-body (docs/wire-formats.md §5.2,
+ * Vendor reference: https://ai.google.dev/api/generate-content#request-body (docs/wire-protocols.md §5.2,
  * mapping §5.6).
  */
 import type { CanonicalRequest, ContentPart, InputItem, ResponseFormat, ToolChoice } from '../../protocol/canonical.js';

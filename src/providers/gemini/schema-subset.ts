@@ -2,7 +2,7 @@
  * Turns a client's JSON Schema (tool parameters) into the OpenAPI 3.0 subset Gemini accepts in
  * `functionDeclarations[].parameters`. Gemini answers a 400 for any keyword outside its `Schema`
  * object, so the conversion keeps only those, rewriting what has an equivalent:
- * https://ai.google.dev/api/caching#Schema (docs/wire-formats.md §5.2, §5.6).
+ * https://ai.google.dev/api/caching#Schema (docs/wire-protocols.md §5.2, §5.6).
  *
  * Kept: type, format (only the ones Gemini knows per type), title, description, nullable, enum
  * (strings only), items, minItems, maxItems, properties, required (only names that are properties),

@@ -1,7 +1,7 @@
 /**
  * Gemini's streamed `GenerateContentResponse` chunks turned into canonical events.
  * Vendor reference: https://ai.google.dev/api/generate-content#v1beta.GenerateContentResponse
- * (docs/wire-formats.md §5.3, §5.4, back-mapping §5.6).
+ * (docs/wire-protocols.md §5.3, §5.4, back-mapping §5.6).
  *
  * A Gemini stream has no terminator: `finishReason` comes on the last candidate chunk, and
  * `usageMetadata` may still follow on later chunks (the last one wins). So `usage` and `finish` are

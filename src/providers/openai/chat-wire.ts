@@ -1,7 +1,7 @@
 /**
  * The Chat Completions wire format (POST /chat/completions): the canonical request turned into a
  * Chat body, and Chat chunks and answers turned into canonical events.
- * Vendor reference: https://platform.openai.com/docs/api-reference/chat (docs/wire-formats.md §1, §3.1).
+ * Vendor reference: https://platform.openai.com/docs/api-reference/chat (docs/wire-protocols.md §1, §3.1).
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -41,7 +41,7 @@ export interface ChatRequestBody {
   stream_options: { include_usage: true };
 }
 
-/** Builds the Chat body for a canonical request (docs/wire-formats.md §3.1). */
+/** Builds the Chat body for a canonical request (docs/wire-protocols.md §3.1). */
 export function toChatBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): ChatRequestBody {
   const messages: ChatMessage[] = [];
   if (request.instructions !== undefined && request.instructions !== '') messages.push({ role: 'system', content: request.instructions });
@@ -198,7 +198,7 @@ const chatCompletionSchema = z.object({
   usage: chatUsageSchema.nullish().catch(null),
 });
 
-/** Chat usage → canonical usage (docs/wire-formats.md §1.3: prompt includes cached, completion includes reasoning). */
+/** Chat usage → canonical usage (docs/wire-protocols.md §1.3: prompt includes cached, completion includes reasoning). */
 export function fromChatUsage(usage: z.infer<typeof chatUsageSchema>): Usage {
   return {
     inputTokens: usage.prompt_tokens ?? 0,

@@ -3,7 +3,7 @@
  * Completions (the dialect every compatible server knows), or Responses when that is all the
  * upstream speaks; same-protocol calls are passed through.
  * Headers and errors: https://platform.openai.com/docs/api-reference/authentication,
- * https://platform.openai.com/docs/guides/error-codes (docs/wire-formats.md §6).
+ * https://platform.openai.com/docs/guides/error-codes (docs/wire-protocols.md §6).
  */
 import type { CanonicalEvent, CanonicalRequest, Surface } from '../../protocol/canonical.js';
 import type { OpenAIProviderConfig } from '../../config/schema.js';

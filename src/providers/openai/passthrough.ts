@@ -2,7 +2,7 @@
  * Same-protocol calls (Chat→Chat, Responses→Responses): the client's body goes upstream with its
  * unknown fields intact, and each upstream SSE event goes back to the client as is, alongside the
  * canonical events it carries for the usage meter. Only what the gateway must control is touched:
- * the model name, the output cap, and usage reporting (docs/wire-formats.md §1.1, §2.1).
+ * the model name, the output cap, and usage reporting (docs/wire-protocols.md §1.1, §2.1).
  */
 import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
@@ -189,13 +189,13 @@ function errorEvents(message: string): CanonicalEvent[] {
   return [{ type: 'error', code: 'upstream_error', message }];
 }
 
-/** A Chat in-band error (docs/wire-formats.md §1.5): no `[DONE]` follows, so it cannot pass for an end. */
+/** A Chat in-band error (docs/wire-protocols.md §1.5): no `[DONE]` follows, so it cannot pass for an end. */
 function chatErrorFrame(message: string): PassthroughFrame {
   const payload = { error: { message, type: 'server_error', code: 'upstream_error' } };
   return { sse: `data: ${JSON.stringify(payload)}\n\n`, events: errorEvents(message) };
 }
 
-/** A Responses `error` event (docs/wire-formats.md §2.5), numbered right after the last event sent. */
+/** A Responses `error` event (docs/wire-protocols.md §2.5), numbered right after the last event sent. */
 function responsesErrorFrame(sequenceNumber: number, message: string): PassthroughFrame {
   const payload = { type: 'error', sequence_number: sequenceNumber, code: 'upstream_error', message, param: null };
   return { sse: `event: error\ndata: ${JSON.stringify(payload)}\n\n`, events: errorEvents(message) };

@@ -3,7 +3,7 @@
  * canonical events (for metering pass-through calls, and for the canonical path of providers that
  * speak only Responses), and the canonical request turned into a Responses body.
  * Vendor reference: https://platform.openai.com/docs/api-reference/responses-streaming
- * (docs/wire-formats.md §2.4, §2.5).
+ * (docs/wire-protocols.md §2.4, §2.5).
  */
 import { z } from 'zod';
 import type { CanonicalEvent, CanonicalRequest, ContentPart, FinishReason, InputItem, Usage } from '../../protocol/canonical.js';
@@ -14,7 +14,7 @@ import { inBandErrorMessage } from './chat-wire.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 import { reportedTokenCount } from '../shared/reported-count.js';
 
-/** Builds a Responses body for a canonical request (the inverse of docs/wire-formats.md §3.1). */
+/** Builds a Responses body for a canonical request (the inverse of docs/wire-protocols.md §3.1). */
 export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: call.upstreamModel,
@@ -120,7 +120,7 @@ export function fromResponsesUsage(usage: z.infer<typeof responsesUsageSchema>):
   };
 }
 
-/** Terminal status → canonical finish reason (docs/wire-formats.md §3.2, read backwards). */
+/** Terminal status → canonical finish reason (docs/wire-protocols.md §3.2, read backwards). */
 function toFinishReason(response: z.infer<typeof responseObjectSchema>, madeToolCalls: boolean): FinishReason {
   if (response.status === 'incomplete') return response.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length';
   return madeToolCalls ? 'tool_calls' : 'stop';
