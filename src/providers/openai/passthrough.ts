@@ -167,11 +167,24 @@ function renamed(data: string, payload: unknown, clientModel: string): string {
   const response = isRecord(payload.response) ? payload.response : undefined;
   const upstreamModel = typeof payload.model === 'string' ? payload.model : response?.model;
   if (typeof upstreamModel !== 'string' || upstreamModel === clientModel) return data;
-  const token = JSON.stringify(upstreamModel).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const replaced = data.replace(new RegExp(`("model"\\s*:\\s*)${token}`, 'g'), (_match, key: string) => `${key}${JSON.stringify(clientModel)}`);
+  const replaced = data.replace(modelPattern(upstreamModel), (_match, key: string) => `${key}${JSON.stringify(clientModel)}`);
   if (replaced !== data) return replaced;
   // Written some other way (escapes): the event is written anew.
   return JSON.stringify(response === undefined ? { ...payload, model: clientModel } : { ...payload, response: { ...response, model: clientModel } });
+}
+
+/** Patterns by upstream model name: compiled once per name, not once per frame (a handful of names). */
+const MODEL_PATTERNS = new Map<string, RegExp>();
+
+function modelPattern(upstreamModel: string): RegExp {
+  let pattern = MODEL_PATTERNS.get(upstreamModel);
+  if (pattern === undefined) {
+    if (MODEL_PATTERNS.size >= 256) MODEL_PATTERNS.clear();
+    const token = JSON.stringify(upstreamModel).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    pattern = new RegExp(`("model"\\s*:\\s*)${token}`, 'g');
+    MODEL_PATTERNS.set(upstreamModel, pattern);
+  }
+  return pattern;
 }
 
 /** A whole answer's `model`, named as the client asked for it. */
