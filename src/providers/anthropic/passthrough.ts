@@ -16,6 +16,7 @@ import { describeStreamFailure } from '../shared/transport-failure.js';
 import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
 import { withTeardown } from '../shared/teardown.js';
 import { MessagesStreamTranslator, messageObjectEvents } from './messages-stream.js';
+import { clientModelOf, replaceModelName, withClientModel } from '../shared/model-name.js';
 
 type BodyCall = Pick<PassthroughCall, 'body' | 'upstreamModel' | 'maxOutputTokens' | 'stream'>;
 
@@ -48,7 +49,7 @@ export async function runMessagesPassthrough(client: UpstreamHttpClient, call: P
     const json = await client.readJsonObject(response, signal);
     if (call.stream) throw client.failure('protocol', 'upstream answered a stream request with a JSON body');
     try {
-      return { kind: 'json', body: json, events: messageObjectEvents(json) };
+      return { kind: 'json', body: withClientModel(json, clientModelOf(call.body, call.upstreamModel)), events: messageObjectEvents(json) };
     } catch (error) {
       if (error instanceof UnreadableStreamError) throw client.failure('protocol', error.message, { cause: error });
       throw error;
@@ -58,11 +59,14 @@ export async function runMessagesPassthrough(client: UpstreamHttpClient, call: P
     controller.abort();
     response.body.destroy();
   };
-  return { kind: 'stream', frames: withTeardown(messageFrames(response.body, client), teardown) };
+  return { kind: 'stream', frames: withTeardown(messageFrames(response.body, client, clientModelOf(call.body, call.upstreamModel)), teardown) };
 }
 
-/** Upstream SSE events → frames, each re-framed as `event:` + `data:` exactly as received. */
-async function* messageFrames(body: UpstreamBody, client: UpstreamHttpClient): AsyncGenerator<PassthroughFrame> {
+/**
+ * Upstream SSE events → frames, each re-framed as `event:` + `data:` exactly as received, but for
+ * the model `message_start` names: the one the client asked for (providers/shared/model-name.ts).
+ */
+async function* messageFrames(body: UpstreamBody, client: UpstreamHttpClient, clientModel: string): AsyncGenerator<PassthroughFrame> {
   const translator = new MessagesStreamTranslator();
   let failure: string | undefined;
   try {
@@ -77,7 +81,7 @@ async function* messageFrames(body: UpstreamBody, client: UpstreamHttpClient): A
       }
       const parsed = parseJson(sse.data);
       const type = parsed.ok && isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
-      yield { sse: sseText(sse.event ?? type, sse.data), events };
+      yield { sse: sseText(sse.event ?? type, type === 'message_start' && parsed.ok ? renamed(sse.data, parsed.value, clientModel) : sse.data), events };
     }
   } catch (error) {
     failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
@@ -90,6 +94,13 @@ async function* messageFrames(body: UpstreamBody, client: UpstreamHttpClient): A
     return;
   }
   yield errorFrame(failure ?? CUT_SHORT);
+}
+
+/** `message_start`'s text with its message naming `clientModel`. */
+function renamed(data: string, payload: unknown, clientModel: string): string {
+  const message = isRecord(payload) && isRecord(payload.message) ? payload.message : undefined;
+  if (message === undefined || typeof message.model !== 'string' || message.model === clientModel) return data;
+  return replaceModelName(data, message.model, clientModel) ?? JSON.stringify({ ...(payload as Record<string, unknown>), message: { ...message, model: clientModel } });
 }
 
 function sseText(event: string | undefined, data: string): string {

@@ -16,6 +16,7 @@ import { describeStreamFailure } from '../shared/transport-failure.js';
 import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
 import { ChatChunkReader, chatCompletionEvents, inBandErrorMessage } from './chat-wire.js';
 import { ResponsesEventReader, responsesObjectEvents } from './responses-wire.js';
+import { clientModelOf, replaceModelName, withClientModel } from '../shared/model-name.js';
 
 type BodyCall = Pick<PassthroughCall, 'body' | 'upstreamModel' | 'maxOutputTokens' | 'stream'>;
 
@@ -55,7 +56,7 @@ export async function runPassthrough(client: UpstreamHttpClient, call: Passthrou
   const signal = AbortSignal.any([call.signal, controller.signal]);
   const body = chat ? prepareChatBody(call) : prepareResponsesBody(call);
   // Answers name the model the client asked for (the catalog id), as on every other route.
-  const clientModel = typeof call.body.model === 'string' ? call.body.model : call.upstreamModel;
+  const clientModel = clientModelOf(call.body, call.upstreamModel);
   const response = await client.post(chat ? '/chat/completions' : '/responses', body, { signal, requestId: call.requestId, stream: call.stream });
 
   if (!call.stream || response.mediaType === 'application/json') {
@@ -167,30 +168,12 @@ function renamed(data: string, payload: unknown, clientModel: string): string {
   const response = isRecord(payload.response) ? payload.response : undefined;
   const upstreamModel = typeof payload.model === 'string' ? payload.model : response?.model;
   if (typeof upstreamModel !== 'string' || upstreamModel === clientModel) return data;
-  const replaced = data.replace(modelPattern(upstreamModel), (_match, key: string) => `${key}${JSON.stringify(clientModel)}`);
-  if (replaced !== data) return replaced;
+  const replaced = replaceModelName(data, upstreamModel, clientModel);
+  if (replaced !== undefined) return replaced;
   // Written some other way (escapes): the event is written anew.
   return JSON.stringify(response === undefined ? { ...payload, model: clientModel } : { ...payload, response: { ...response, model: clientModel } });
 }
 
-/** Patterns by upstream model name: compiled once per name, not once per frame (a handful of names). */
-const MODEL_PATTERNS = new Map<string, RegExp>();
-
-function modelPattern(upstreamModel: string): RegExp {
-  let pattern = MODEL_PATTERNS.get(upstreamModel);
-  if (pattern === undefined) {
-    if (MODEL_PATTERNS.size >= 256) MODEL_PATTERNS.clear();
-    const token = JSON.stringify(upstreamModel).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    pattern = new RegExp(`("model"\\s*:\\s*)${token}`, 'g');
-    MODEL_PATTERNS.set(upstreamModel, pattern);
-  }
-  return pattern;
-}
-
-/** A whole answer's `model`, named as the client asked for it. */
-function withClientModel(body: Record<string, unknown>, clientModel: string): Record<string, unknown> {
-  return typeof body.model === 'string' && body.model !== clientModel ? { ...body, model: clientModel } : body;
-}
 
 function sseText(event: string | undefined, data: string): string {
   // Data that held line breaks arrived as several `data:` lines; it leaves the same way.
