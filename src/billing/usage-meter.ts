@@ -33,14 +33,19 @@ export class UsageMeter {
   private pendingReasoning = '';
   private sawOutput = false;
 
+  private estimatedInput: number | (() => number);
+
   /**
-   * @param estimatedInputTokens the gateway's count of the input, billed when no sane report comes
+   * @param estimatedInput the gateway's count of the input, billed when no sane report comes; a
+   * function is called once, when first needed (most answers carry a sane report and never need it)
    * @param maxOutputTokens what the hold covers: counting stops there
    */
   constructor(
-    private readonly estimatedInputTokens: number,
+    estimatedInput: number | (() => number),
     private readonly maxOutputTokens: number = Number.MAX_SAFE_INTEGER,
-  ) {}
+  ) {
+    this.estimatedInput = estimatedInput;
+  }
 
   observe(event: CanonicalEvent): void {
     switch (event.type) {
@@ -91,8 +96,9 @@ export class UsageMeter {
     this.pendingOutput = '';
     this.countedReasoning += countTextTokens(this.pendingReasoning);
     this.pendingReasoning = '';
+    if (typeof this.estimatedInput === 'function') this.estimatedInput = this.estimatedInput();
     return {
-      inputTokens: this.estimatedInputTokens,
+      inputTokens: this.estimatedInput,
       cachedInputTokens: 0,
       outputTokens: this.countedOutput + this.countedReasoning,
       reasoningTokens: this.countedReasoning,

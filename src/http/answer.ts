@@ -78,8 +78,9 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
     // a large body never holds the event loop (docs/architecture.md, Money).
     const imageTokens = services.billing.inputBound(model.id).imageTokens;
     let inputTokenBound = await runYielding(walkInputBound(body, { imageTokens }));
-    const estimatedInputTokens = estimateInputTokens(decoded.request);
-    if (decoded.previousResponseId !== null) inputTokenBound += estimatedInputTokens;
+    // The gateway's own count of the input, billed only when the upstream reports no sane usage.
+    const estimateInput = () => estimateInputTokens(decoded.request);
+    if (decoded.previousResponseId !== null) inputTokenBound += estimateInput();
     await limitTokens(services.limiter, request, reply, inputTokenBound + maxOutputTokens);
     const openedAt = services.now();
     const hold = await services.billing.reserve({
@@ -90,7 +91,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       inputTokenBound,
       maxOutputTokens,
     });
-    const meter = new UsageMeter(estimatedInputTokens, maxOutputTokens);
+    const meter = new UsageMeter(estimateInput, maxOutputTokens);
     const settle = createSettler(services, hold, meter, request, openedAt);
     if (abort.signal.aborted) {
       // Nobody to answer: release the hold now rather than at its expiry. 499 is the usual

@@ -3,18 +3,16 @@
  * body: every key and string that may be forwarded counts (schemas, tools, unknown fields that a
  * pass-through forwards), images count by a per-image allowance instead of their bytes. The walk
  * is iterative (no depth can overflow the stack) and linear in the body's size: text beyond
- * EXACT_CHARACTERS per request is bounded by its UTF-8 bytes instead of tokenized, so an 8 MiB
- * body costs milliseconds, and the walk pauses every YIELD_CHARACTERS so that the caller can let
+ * EXACT_CHARACTERS per request (the same budget as the canonical estimate, tokens.ts) is bounded
+ * by its UTF-8 bytes instead of tokenized, so an 8 MiB body costs milliseconds, and the walk
+ * pauses every YIELD_CHARACTERS so that the caller can let
  * other requests run in between (see http/answer.ts).
  *
  * Images: an object whose `type` names an image (`image_url`, `input_image`, `image`) or whose
  * MIME type field starts with `image/` (Gemini `inline_data`, Anthropic `source`) is one image,
  * whatever it holds; a lone `data:image/…` string too.
  */
-import { countTextTokens, utf8Length } from './tokens.js';
-
-/** Text tokenized exactly per request; the rest counts its UTF-8 bytes (≥ its tokens). */
-export const EXACT_CHARACTERS = 64 * 1024;
+import { EXACT_CHARACTERS, TokenBudget } from './tokens.js';
 /** The walk pauses after this much text, so one large body never holds the event loop for long. */
 export const YIELD_CHARACTERS = 32 * 1024;
 
@@ -43,37 +41,43 @@ function isImage(value: Record<string, unknown>): boolean {
  * caller to pause. Drive it with `boundInputTokens` (sync) or a scheduler that yields in between.
  */
 export function* walkInputBound(body: unknown, options: InputBoundOptions): Generator<void, number> {
-  let exactLeft = options.exactCharacters ?? EXACT_CHARACTERS;
+  const budget = new TokenBudget(options.exactCharacters ?? EXACT_CHARACTERS);
   let sinceYield = 0;
   let total = 0;
+  // Visited in document order (children pushed in reverse), so the text counted exactly is the
+  // same the canonical estimate counts exactly: the beginning of the request.
   const stack: unknown[] = [body];
   const countText = (text: string): number => {
     sinceYield += text.length;
-    if (text.length <= exactLeft) {
-      exactLeft -= text.length;
-      return countTextTokens(text);
-    }
-    const exact = exactLeft;
-    exactLeft = 0;
-    return countTextTokens(text.slice(0, exact)) + utf8Length(exact === 0 ? text : text.slice(exact));
+    return budget.count(text);
   };
   while (stack.length > 0) {
     const value = stack.pop();
     total += STRUCTURE_TOKENS;
     if (typeof value === 'string') {
-      total += value.startsWith('data:image/') ? options.imageTokens : countText(value);
+      if (value.startsWith('data:image/')) {
+        total += options.imageTokens;
+      } else {
+        // A long text is counted a slice at a time, with a pause after each one.
+        for (const slice of slicesOf(value)) {
+          total += countText(slice);
+          if (sinceYield >= YIELD_CHARACTERS) {
+            sinceYield = 0;
+            yield;
+          }
+        }
+      }
     } else if (Array.isArray(value)) {
-      for (const element of value) stack.push(element);
+      for (let index = value.length - 1; index >= 0; index -= 1) stack.push(value[index]);
     } else if (typeof value === 'object' && value !== null) {
       const record = value as Record<string, unknown>;
       if (isImage(record)) {
         total += options.imageTokens;
         continue;
       }
-      for (const key of Object.keys(record)) {
-        total += STRUCTURE_TOKENS + countText(key);
-        stack.push(record[key]);
-      }
+      const keys = Object.keys(record);
+      for (const key of keys) total += STRUCTURE_TOKENS + countText(key);
+      for (let index = keys.length - 1; index >= 0; index -= 1) stack.push(record[keys[index]!]);
     }
     if (sinceYield >= YIELD_CHARACTERS) {
       sinceYield = 0;
@@ -81,6 +85,21 @@ export function* walkInputBound(body: unknown, options: InputBoundOptions): Gene
     }
   }
   return total;
+}
+
+/**
+ * `text` in slices of about YIELD_CHARACTERS, each cut just before a space where there is one, so
+ * that no word is split (tokens begin with their leading space).
+ */
+function* slicesOf(text: string): Generator<string> {
+  let start = 0;
+  while (text.length - start > YIELD_CHARACTERS) {
+    const space = text.lastIndexOf(' ', start + YIELD_CHARACTERS);
+    const end = space > start ? space : start + YIELD_CHARACTERS;
+    yield text.slice(start, end);
+    start = end;
+  }
+  yield start === 0 ? text : text.slice(start);
 }
 
 /** The bound, computed in one go (for tests and small bodies). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CanonicalRequest } from './canonical.js';
-import { countTextTokens, encodeText, estimateInputTokens, MAX_TOKENIZED_RUN, utf8Length } from './tokens.js';
+import { countTextTokens, encodeText, estimateInputTokens, EXACT_CHARACTERS, MAX_TOKENIZED_RUN, TokenBudget, utf8Length } from './tokens.js';
 
 const request = (overrides: Partial<CanonicalRequest> = {}): CanonicalRequest => ({
   model: 'm',
@@ -56,5 +56,17 @@ describe('bounded token counting', () => {
     expect(utf8Length('😀')).toBe(4);
     const mixed = 'aé漢😀';
     expect(utf8Length(mixed)).toBe(Buffer.byteLength(mixed));
+  });
+});
+
+describe('the per-request budget of exact counting', () => {
+  it('counts the first EXACT_CHARACTERS exactly and the rest by bytes, in the canonical estimate too', () => {
+    const words = 'abcdefg '.repeat((EXACT_CHARACTERS * 2) / 8);
+    const budget = new TokenBudget();
+    const counted = budget.count(words);
+    expect(counted).toBe(countTextTokens(words.slice(0, EXACT_CHARACTERS)) + EXACT_CHARACTERS);
+    expect(budget.count('more')).toBe(4);
+    const estimate = estimateInputTokens(request({ input: [{ type: 'message', role: 'user', content: [{ type: 'text', text: words }] }] }));
+    expect(estimate).toBe(3 + 4 + counted);
   });
 });

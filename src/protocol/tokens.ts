@@ -61,25 +61,50 @@ export function countTextTokens(text: string): number {
   return total;
 }
 
-function partTokens(part: ContentPart): number {
+/** Text tokenized exactly per request; the rest counts its UTF-8 bytes (≥ its tokens). */
+export const EXACT_CHARACTERS = 64 * 1024;
+
+/**
+ * Counts the texts of one request in order: exactly for the first `exactCharacters`, by UTF-8 bytes
+ * after that, so that counting a request of any size costs a bounded amount of tokenizer time.
+ */
+export class TokenBudget {
+  private exactLeft: number;
+
+  constructor(exactCharacters: number = EXACT_CHARACTERS) {
+    this.exactLeft = exactCharacters;
+  }
+
+  count(text: string): number {
+    if (text.length <= this.exactLeft) {
+      this.exactLeft -= text.length;
+      return countTextTokens(text);
+    }
+    const exact = this.exactLeft;
+    this.exactLeft = 0;
+    return exact === 0 ? utf8Length(text) : countTextTokens(text.slice(0, exact)) + utf8Length(text.slice(exact));
+  }
+}
+
+function partTokens(part: ContentPart, budget: TokenBudget): number {
   switch (part.type) {
     case 'text':
-      return countTextTokens(part.text);
+      return budget.count(part.text);
     case 'refusal':
-      return countTextTokens(part.refusal);
+      return budget.count(part.refusal);
     case 'image':
       return TOKENS_PER_IMAGE;
   }
 }
 
-function itemTokens(item: InputItem): number {
+function itemTokens(item: InputItem, budget: TokenBudget): number {
   switch (item.type) {
     case 'message':
-      return TOKENS_PER_ITEM + item.content.reduce((sum, part) => sum + partTokens(part), 0);
+      return TOKENS_PER_ITEM + item.content.reduce((sum, part) => sum + partTokens(part, budget), 0);
     case 'function_call':
-      return TOKENS_PER_ITEM + countTextTokens(item.name) + countTextTokens(item.arguments);
+      return TOKENS_PER_ITEM + budget.count(item.name) + budget.count(item.arguments);
     case 'function_call_output':
-      return TOKENS_PER_ITEM + countTextTokens(item.output);
+      return TOKENS_PER_ITEM + budget.count(item.output);
   }
 }
 
@@ -88,10 +113,10 @@ function itemTokens(item: InputItem): number {
  * format: for the simulated provider it is its exact input count. Holds are sized from the whole
  * client body instead (input-bound.ts), which covers every byte forwarded upstream.
  */
-export function estimateInputTokens(request: CanonicalRequest): number {
+export function estimateInputTokens(request: CanonicalRequest, budget: TokenBudget = new TokenBudget()): number {
   let total = TOKENS_PER_REPLY;
-  if (request.instructions !== undefined && request.instructions !== '') total += TOKENS_PER_ITEM + countTextTokens(request.instructions);
-  for (const item of request.input) total += itemTokens(item);
-  if (request.tools.length > 0) total += countTextTokens(JSON.stringify(request.tools));
+  if (request.instructions !== undefined && request.instructions !== '') total += TOKENS_PER_ITEM + budget.count(request.instructions);
+  for (const item of request.input) total += itemTokens(item, budget);
+  if (request.tools.length > 0) total += budget.count(JSON.stringify(request.tools));
   return total;
 }

@@ -52,6 +52,21 @@ describe.each(engines)('hostile money on %s', (engine) => {
     await upstream?.close();
   });
 
+  /** Asks /healthz again and again until `pending` answers: every probe must answer within 100 ms. */
+  async function probeHealthWhile(pending: Promise<Response>): Promise<Response> {
+    let answered = false;
+    void pending.finally(() => (answered = true));
+    const latencies: number[] = [];
+    while (!answered) {
+      const started = performance.now();
+      expect((await fetch(`${harness.baseUrl}/healthz`)).status).toBe(200);
+      latencies.push(performance.now() - started);
+    }
+    expect(latencies.length).toBeGreaterThan(0);
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    return pending;
+  }
+
   async function settledAccount(accountId: string) {
     await waitFor(async () => (await harness.store.countOpenHolds(accountId)) === 0);
     const ledger = await harness.store.listLedger(accountId);
@@ -67,14 +82,7 @@ describe.each(engines)('hostile money on %s', (engine) => {
   it('a 262,144-letter message is estimated at once: /healthz answers within 100 ms meanwhile, and the hold covers it', { retry: 2 }, async () => {
     const { accountId, secret } = await harness.newAccount('1');
     const body = { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'a'.repeat(262_144) }], max_tokens: 16 };
-    const pending = harness.post('/v1/chat/completions', body, secret);
-    for (let probe = 0; probe < 10; probe += 1) {
-      const started = performance.now();
-      const health = await fetch(`${harness.baseUrl}/healthz`);
-      expect(health.status).toBe(200);
-      expect(performance.now() - started).toBeLessThan(100);
-    }
-    const response = await pending;
+    const response = await probeHealthWhile(harness.post('/v1/chat/completions', body, secret));
     expect(response.status).toBe(200);
     const answer = (await response.json()) as { usage: { prompt_tokens: number } };
     // The run is bounded by its bytes: at least what any byte-level tokenizer could count.
@@ -91,14 +99,9 @@ describe.each(engines)('hostile money on %s', (engine) => {
     const words: string[] = [];
     for (let size = 0; size < 8_000_000; size += 9) words.push(Array.from({ length: 8 }, letter).join(''));
     const body = JSON.stringify({ model: 'model-5.6-mini', messages: [{ role: 'user', content: words.join(' ') }], max_tokens: 16 });
-    const pending = harness.post('/v1/chat/completions', body, secret);
-    for (let probe = 0; probe < 10; probe += 1) {
-      const started = performance.now();
-      expect((await fetch(`${harness.baseUrl}/healthz`)).status).toBe(200);
-      expect(performance.now() - started).toBeLessThan(100);
-    }
+    const response = await probeHealthWhile(harness.post('/v1/chat/completions', body, secret));
     // About 8M tokens of input at $1/M: more than the $1 balance.
-    expect((await pending).status).toBe(403);
+    expect(response.status).toBe(403);
     const { charges } = await settledAccount(accountId);
     expect(charges).toEqual([]);
   });

@@ -32,11 +32,16 @@ function messageText(item: InputItem): string {
     .join(' ');
 }
 
-/** The text of the last user message, '' when there is none. */
+/** All of a user message the simulated answer reads (it quotes, or draws words from, the beginning). */
+const READ_CHARACTERS = 4_096;
+
+/** The beginning of the last user message's text, '' when there is none. */
 export function lastUserText(request: CanonicalRequest): string {
   for (let index = request.input.length - 1; index >= 0; index--) {
     const item = request.input[index];
-    if (item?.type === 'message' && item.role === 'user') return messageText(item);
+    if (item?.type !== 'message' || item.role !== 'user') continue;
+    const text = messageText(item);
+    return text.length > READ_CHARACTERS ? text.slice(0, READ_CHARACTERS) : text;
   }
   return '';
 }
