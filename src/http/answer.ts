@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Logger } from 'pino';
 import type { BillingService, Hold } from '../billing/billing-service.js';
 import type { HoldKeeper } from '../billing/hold-keeper.js';
+import type { SettleRetrier } from '../billing/settle-retry.js';
 import { UsageMeter } from '../billing/usage-meter.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CanonicalEvent, Usage } from '../protocol/canonical.js';
@@ -26,7 +27,6 @@ import { createResponseKeeper, expandConversation, KEEP_NOTHING, passthroughResp
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
 import { runYielding } from './run-yielding.js';
-import type { SettleRetrier } from './settle-retry.js';
 import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
 
 export interface AnswerServices {
