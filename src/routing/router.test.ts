@@ -1,105 +1,14 @@
 /**
- * The router on its own, driven with real providers: the simulated provider, and small providers
- * written here that speak the Provider interface and can be told to fail (or to pass a body
- * through). Randomness and the clock go in through the router's `random` and `now` options, so the
- * weighted choice is seeded and cool-downs end when the test says.
+ * The router on its own, driven with real providers (test/support/routing.ts): priority, weights
+ * over a seeded random, cool-down and recovery on a clock the test moves, credentials taking a
+ * whole provider out, failover before the first event. Pass-through: router-passthrough.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { SimulatedProviderConfig } from '../config/schema.js';
-import type { CanonicalEvent, CanonicalRequest, Surface } from '../protocol/canonical.js';
-import { UpstreamError, type PassthroughCall, type PassthroughResult, type Provider, type ProviderCall } from '../providers/provider.js';
+import type { CanonicalEvent } from '../protocol/canonical.js';
+import { UpstreamError, type Provider } from '../providers/provider.js';
 import { createRandom } from '../providers/simulated/deterministic-random.js';
-import { createSimulatedProvider } from '../providers/simulated/simulated-provider.js';
-import type { ModelEntry, Target } from './catalog.js';
-import { NoTargetAvailableError, Router, type OpenedAnswer, type RouteRequest } from './router.js';
-
-function simulated(name: string, failure: SimulatedProviderConfig['failure']['mode'] = 'none'): Provider {
-  return createSimulatedProvider({
-    name,
-    type: 'simulated',
-    pace_ms: 0,
-    failure: { mode: failure, after_chunks: 2 },
-    timeouts: { connect_ms: 5_000, first_byte_ms: 60_000, idle_ms: 60_000 },
-  });
-}
-
-/**
- * A provider that answers like the simulated one until told to fail, and that may speak some
- * surfaces natively (then it passes the body through and answers with it).
- */
-class ControlledProvider implements Provider {
-  /** Thrown before the first event (or by `passthrough`) while set. */
-  failure: UpstreamError | undefined;
-  streamCalls = 0;
-  readonly passthroughCalls: PassthroughCall[] = [];
-  readonly passthrough?: (call: PassthroughCall) => Promise<PassthroughResult>;
-  readonly speaksNatively?: (surface: Surface) => boolean;
-  private readonly inner: Provider;
-
-  constructor(
-    readonly name: string,
-    native: readonly Surface[] = [],
-  ) {
-    this.inner = simulated(name);
-    if (native.length > 0) {
-      this.speaksNatively = (surface) => native.includes(surface);
-      this.passthrough = async (call) => {
-        this.passthroughCalls.push(call);
-        if (this.failure !== undefined) throw this.failure;
-        return { kind: 'json', body: { ...call.body, answered_by: this.name }, events: [{ type: 'response-start', upstreamModel: call.upstreamModel }] };
-      };
-    }
-  }
-
-  stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> {
-    this.streamCalls += 1;
-    const failure = this.failure;
-    const inner = this.inner;
-    return (async function* () {
-      if (failure !== undefined) throw failure;
-      yield* inner.stream(request, call);
-    })();
-  }
-}
-
-function target(provider: Provider, options: { model?: string; priority?: number; weight?: number } = {}): Target {
-  const upstreamModel = options.model ?? 'upstream-model';
-  return { provider, upstreamModel, priority: options.priority ?? 0, weight: options.weight ?? 1, label: `${provider.name}/${upstreamModel}` };
-}
-
-function model(targets: Target[], id = 'model-5.6'): ModelEntry {
-  return { id, enabled: true, reasoningEfforts: new Set(), maxOutputTokens: 4_096, hostedTools: 'drop', targets };
-}
-
-const BODY = { model: 'model-5.6', messages: [{ role: 'user', content: 'Hello there' }], temperature: 0.3 };
-
-function route(entry: ModelEntry, overrides: Partial<RouteRequest> = {}): RouteRequest {
-  return {
-    model: entry,
-    surface: 'chat-completions',
-    request: { model: entry.id, input: [{ type: 'message', role: 'user', content: [{ type: 'text', text: 'Hello there' }] }], tools: [], toolChoice: 'auto', stream: true },
-    body: BODY,
-    clientWantsUsage: false,
-    maxOutputTokens: 256,
-    signal: new AbortController().signal,
-    requestId: 'req_router_test',
-    ...overrides,
-  };
-}
-
-/** Opens an answer, releases it (as the answer path would once done), and says who served it. */
-async function servedBy(router: Router, request: RouteRequest): Promise<string> {
-  const opened = await router.open(request);
-  await release(opened);
-  return opened.target.label;
-}
-
-async function release(opened: OpenedAnswer): Promise<void> {
-  if (opened.kind === 'events') await opened.rest.return?.();
-}
-
-const unavailable = () => new UpstreamError('status', 'upstream answered 503', { status: 503 });
-const refusedCredentials = () => new UpstreamError('credentials', 'upstream refused the gateway key', { status: 401 });
+import { ControlledProvider, model, refusedCredentials, route, servedBy, simulated, target, unavailable } from '../../test/support/routing.js';
+import { NoTargetAvailableError, Router } from './router.js';
 
 describe('priority', () => {
   it('tries the lowest priority first, whatever the random draw', () => {
@@ -299,68 +208,6 @@ describe('credentials refused', () => {
     await expect(router.open(route(chat))).rejects.toBeInstanceOf(NoTargetAvailableError);
     expect(router.hasUsableTarget(chat)).toBe(false);
     expect(router.hasUsableTarget(coder)).toBe(true);
-  });
-});
-
-describe('pass-through or canonical', () => {
-  it('passes the body through when the target speaks the surface natively', async () => {
-    const native = new ControlledProvider('native', ['chat-completions']);
-    const entry = model([target(native, { model: 'native-model' })]);
-    const opened = await new Router().open(route(entry, { clientWantsUsage: true, upstreamHeaders: { 'x-extra': 'kept' } }));
-    expect(opened.kind).toBe('passthrough');
-    if (opened.kind !== 'passthrough') return;
-    expect(opened.result).toMatchObject({ kind: 'json', body: { ...BODY, answered_by: 'native' } });
-    expect(native.streamCalls).toBe(0);
-    expect(native.passthroughCalls).toHaveLength(1);
-    expect(native.passthroughCalls[0]).toMatchObject({
-      surface: 'chat-completions',
-      body: BODY,
-      stream: true,
-      clientWantsUsage: true,
-      upstreamModel: 'native-model',
-      maxOutputTokens: 256,
-      requestId: 'req_router_test',
-      headers: { 'x-extra': 'kept' },
-    });
-  });
-
-  it('goes canonical when the request is canonical-only, even on a native target', async () => {
-    const native = new ControlledProvider('native', ['chat-completions']);
-    const opened = await new Router().open(route(model([target(native)]), { canonicalOnly: true }));
-    expect(opened.kind).toBe('events');
-    if (opened.kind === 'events') expect(opened.first).toEqual({ type: 'response-start', upstreamModel: 'upstream-model' });
-    await release(opened);
-    expect(native.passthroughCalls).toHaveLength(0);
-    expect(native.streamCalls).toBe(1);
-  });
-
-  it('goes canonical when the target does not speak the client surface', async () => {
-    const native = new ControlledProvider('native', ['chat-completions']);
-    const opened = await new Router().open(route(model([target(native)]), { surface: 'responses' }));
-    expect(opened.kind).toBe('events');
-    await release(opened);
-    expect(native.passthroughCalls).toHaveLength(0);
-  });
-
-  it('goes canonical on a provider without a pass-through path', async () => {
-    const opened = await new Router().open(route(model([target(simulated('simulated'))])));
-    expect(opened.kind).toBe('events');
-    if (opened.kind === 'events') {
-      const rest: CanonicalEvent[] = [];
-      for (let next = await opened.rest.next(); next.done !== true; next = await opened.rest.next()) rest.push(next.value);
-      expect(rest.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
-    }
-  });
-
-  it('fails a pass-through over to the next target, which may answer canonically', async () => {
-    const native = new ControlledProvider('native', ['chat-completions']);
-    native.failure = unavailable();
-    const entry = model([target(native, { priority: 0 }), target(simulated('backup'), { priority: 1 })]);
-    const opened = await new Router().open(route(entry));
-    expect(opened.kind).toBe('events');
-    expect(opened.target.label).toBe('backup/upstream-model');
-    expect(native.passthroughCalls).toHaveLength(1);
-    await release(opened);
   });
 });
 
