@@ -1,28 +1,30 @@
 // Lint rules, including the import direction of docs/architecture.md:
-// http → auth | billing | ratelimit | routing → providers → protocol.
-// `protocol` imports nothing of ours; providers never import http, store or billing.
+// server → http → auth | billing | ratelimit | routing → providers → protocol.
+// `protocol` imports nothing of ours; providers never import http, store or billing; only cli
+// imports server (the process runtime).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Layers each folder under src/ may NOT import. */
 const forbidden = {
-  protocol: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'lib', 'errors'],
-  lib: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin'],
-  errors: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin'],
-  providers: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'store', 'cli', 'admin'],
-  routing: ['http', 'auth', 'billing', 'ratelimit', 'store', 'cli', 'admin'],
-  auth: ['http', 'billing', 'ratelimit', 'routing', 'providers', 'cli'],
-  billing: ['http', 'auth', 'ratelimit', 'routing', 'providers', 'cli'],
-  ratelimit: ['http', 'auth', 'billing', 'routing', 'providers', 'store', 'cli'],
-  store: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin'],
-  config: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'cli', 'admin'],
-  admin: ['http', 'cli', 'routing', 'providers'],
-  http: ['cli'],
+  protocol: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'lib', 'errors', 'server'],
+  lib: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server'],
+  errors: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server'],
+  providers: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'store', 'cli', 'admin', 'server'],
+  routing: ['http', 'auth', 'billing', 'ratelimit', 'store', 'cli', 'admin', 'server'],
+  auth: ['http', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'server'],
+  billing: ['http', 'auth', 'ratelimit', 'routing', 'providers', 'cli', 'server'],
+  ratelimit: ['http', 'auth', 'billing', 'routing', 'providers', 'store', 'cli', 'server'],
+  store: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server'],
+  config: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'cli', 'admin', 'server'],
+  admin: ['http', 'cli', 'routing', 'providers', 'server'],
+  http: ['cli', 'server'],
+  server: ['cli'],
 };
 
 const layerRules = Object.entries(forbidden).map(([layer, banned]) => ({
-  files: [`src/${layer}/**/*.ts`],
-  ignores: ['src/**/*.test.ts'],
+  files: [`src/${layer}/**/*.ts`, 'server'],
+  ignores: ['src/**/*.test.ts', 'server'],
   rules: {
     'no-restricted-imports': [
       'error',

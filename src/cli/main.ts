@@ -12,7 +12,7 @@ process.exitCode = await runCli(process.argv.slice(2), {
   env: process.env,
   serve: async ({ databaseUrl, ...options }) => {
     // Loaded only for `serve`, so admin commands start without the HTTP stack.
-    const { runServe } = await import('../http/serve.js');
+    const { runServe } = await import('../server/serve.js');
     // runServe reads its database from the environment it is given; --database must win there.
     await runServe(options, { ...process.env, [ENV.databaseUrl]: databaseUrl });
   },

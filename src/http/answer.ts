@@ -9,12 +9,12 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Logger } from 'pino';
 import type { BillingService, Hold } from '../billing/billing-service.js';
 import type { HoldKeeper } from '../billing/hold-keeper.js';
+import type { SettleRetrier } from '../billing/settle-retry.js';
 import { UsageMeter } from '../billing/usage-meter.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { CanonicalEvent, Usage } from '../protocol/canonical.js';
+import type { CanonicalEvent, CanonicalRequest, Usage } from '../protocol/canonical.js';
 import { walkInputBound } from '../protocol/input-bound.js';
 import { estimateInputTokens } from '../protocol/tokens.js';
-import type { PassthroughFrame } from '../providers/provider.js';
 import type { Limiter } from '../ratelimit/limiter.js';
 import type { Catalog, ModelEntry } from '../routing/catalog.js';
 import type { OpenedAnswer, Router } from '../routing/router.js';
@@ -26,7 +26,6 @@ import { createResponseKeeper, expandConversation, KEEP_NOTHING, passthroughResp
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
 import { runYielding } from './run-yielding.js';
-import type { SettleRetrier } from './settle-retry.js';
 import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
 
 export interface AnswerServices {
@@ -100,42 +99,46 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       return reply.code(499).send();
     }
 
-    let opened: OpenedAnswer;
-    try {
-      opened = await services.router.open({
-        model,
-        surface: adapter.surface,
-        request: decoded.request,
-        // The decoder accepted it, so it is a JSON object.
-        body: body as Record<string, unknown>,
-        clientWantsUsage: decoded.clientWantsUsage,
-        maxOutputTokens,
-        signal: abort.signal,
-        requestId: request.id,
-        // The client's body names a response only the gateway knows; the upstream gets the expanded request.
-        canonicalOnly: decoded.previousResponseId !== null,
-        ...(decoded.upstreamHeaders === undefined ? {} : { upstreamHeaders: decoded.upstreamHeaders }),
-      });
-    } catch (error) {
-      await settle(null);
-      throw error;
-    }
+    const openAnswer = async <Stream extends boolean>(canonical: CanonicalRequest & { readonly stream: Stream }): Promise<Answer<Stream>> => {
+      let opened: OpenedAnswer<Stream>;
+      try {
+        opened = await services.router.open({
+          model,
+          surface: adapter.surface,
+          request: canonical,
+          // The decoder accepted it, so it is a JSON object.
+          body: body as Record<string, unknown>,
+          clientWantsUsage: decoded.clientWantsUsage,
+          maxOutputTokens,
+          signal: abort.signal,
+          requestId: request.id,
+          // The client's body names a response only the gateway knows; the upstream gets the expanded request.
+          canonicalOnly: decoded.previousResponseId !== null,
+          ...(decoded.upstreamHeaders === undefined ? {} : { upstreamHeaders: decoded.upstreamHeaders }),
+        });
+      } catch (error) {
+        await settle(null);
+        throw error;
+      }
 
-    reply.headers(droppedToolsHeaders(opened, decoded.request));
-    let answer: Answer;
-    try {
-      const encoder = adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
-      const keep = decoded.store
-        ? createResponseKeeper({ store: services.store, accountId: context.account.id, inputItems: conversation.inputItems, now: services.now, log: request.log })
-        : KEEP_NOTHING;
-      answer = { opened, encoder, meter, settle, keep };
-    } catch (error) {
-      // Until the stream or the collector owns the answer, this handler settles it.
-      abort.abort();
-      await settle(null);
-      throw error;
-    }
-    if (decoded.request.stream) {
+      reply.headers(droppedToolsHeaders(opened, canonical));
+      try {
+        const encoder = adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
+        const keep = decoded.store
+          ? createResponseKeeper({ store: services.store, accountId: context.account.id, inputItems: conversation.inputItems, now: services.now, log: request.log })
+          : KEEP_NOTHING;
+        return { opened, encoder, meter, settle, keep };
+      } catch (error) {
+        // Until the stream or the collector owns the answer, this handler settles it.
+        abort.abort();
+        await settle(null);
+        throw error;
+      }
+    };
+
+    const delivery = byStreamFlag(decoded.request);
+    if (delivery.stream) {
+      const answer = await openAnswer(delivery.request);
       const frames = withTeardown(streamFrames(answer, abort), () => {
         // Runs when the stream is destroyed, even before it started (then the generator's own
         // `finally` never runs): stop the upstream and settle, both no-ops if already done.
@@ -147,15 +150,20 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
         .header('cache-control', 'no-cache')
         .send(Readable.from(frames, { objectMode: false }));
     }
-    return reply.send(await collectAnswer(answer));
+    return reply.send(await collectAnswer(await openAnswer(delivery.request)));
   };
+}
+
+/** The request with its stream flag as a type, so that the router's answer is typed by it. */
+function byStreamFlag(request: CanonicalRequest): { stream: true; request: CanonicalRequest & { stream: true } } | { stream: false; request: CanonicalRequest & { stream: false } } {
+  return request.stream ? { stream: true, request: { ...request, stream: true } } : { stream: false, request: { ...request, stream: false } };
 }
 
 type Settle = (usage: Usage | null) => Promise<void>;
 
-/** One opened answer and what it is delivered through. */
-interface Answer {
-  opened: OpenedAnswer;
+/** One opened answer and what it is delivered through; `Stream` is the request's stream flag. */
+interface Answer<Stream extends boolean = boolean> {
+  opened: OpenedAnswer<Stream>;
   encoder: ClientEncoder;
   meter: UsageMeter;
   settle: Settle;
@@ -196,25 +204,19 @@ function usageToBill(meter: UsageMeter): Usage | null {
   return meter.producedAnything ? meter.usage() : null;
 }
 
-async function collectAnswer({ opened, encoder, meter, settle, keep }: Answer): Promise<Record<string, unknown>> {
-  let failure: Extract<CanonicalEvent, { type: 'error' }> | undefined;
+async function collectAnswer({ opened, encoder, meter, settle, keep }: Answer<false>): Promise<Record<string, unknown>> {
   try {
     if (opened.kind === 'passthrough') {
-      if (opened.result.kind === 'json') {
-        for (const event of opened.result.events) meter.observe(event);
-        const response = passthroughResponse(opened.result.body);
-        if (response !== undefined) await keep(response);
-        return opened.result.body;
-      }
-      // An upstream that streams although asked not to: meter the frames, answer from the events.
-      for await (const frame of opened.result.frames) for (const event of frame.events) failure ??= observe(meter, encoder, event);
-    } else {
-      failure = observe(meter, encoder, opened.first);
-      if (failure === undefined) {
-        for await (const event of iterate(opened.rest)) {
-          failure = observe(meter, encoder, event);
-          if (failure !== undefined) break;
-        }
+      for (const event of opened.result.events) meter.observe(event);
+      const response = passthroughResponse(opened.result.body);
+      if (response !== undefined) await keep(response);
+      return opened.result.body;
+    }
+    let failure = observe(meter, encoder, opened.first);
+    if (failure === undefined) {
+      for await (const event of iterate(opened.rest)) {
+        failure = observe(meter, encoder, event);
+        if (failure !== undefined) break;
       }
     }
     if (failure !== undefined) throw new GatewayError('upstream_error');
@@ -238,7 +240,7 @@ function observe(meter: UsageMeter, encoder: ClientEncoder, event: CanonicalEven
   return undefined;
 }
 
-async function* streamFrames(answer: Answer, abort: AbortController): AsyncGenerator<string> {
+async function* streamFrames(answer: Answer<true>, abort: AbortController): AsyncGenerator<string> {
   const { opened, encoder, meter, settle } = answer;
   let finished = false;
   try {
@@ -255,7 +257,7 @@ async function* streamFrames(answer: Answer, abort: AbortController): AsyncGener
   }
 }
 
-async function* canonicalFrames(opened: Extract<OpenedAnswer, { kind: 'events' }>, answer: Answer, signal: AbortSignal): AsyncGenerator<string> {
+async function* canonicalFrames(opened: Extract<OpenedAnswer, { kind: 'events' }>, answer: Answer<true>, signal: AbortSignal): AsyncGenerator<string> {
   const { encoder, meter } = answer;
   yield encoder.start().join('');
   meter.observe(opened.first);
@@ -281,14 +283,8 @@ async function finalFrames(answer: Answer, frames: string[]): Promise<string> {
   return frames.join('');
 }
 
-async function* passthroughFrames(opened: Extract<OpenedAnswer, { kind: 'passthrough' }>, meter: UsageMeter, keep: KeepResponse): AsyncGenerator<string> {
-  const result = opened.result;
-  if (result.kind === 'json') {
-    for (const event of result.events) meter.observe(event);
-    yield `data: ${JSON.stringify(result.body)}\n\n`;
-    return;
-  }
-  for await (const frame of result.frames as AsyncIterable<PassthroughFrame>) {
+async function* passthroughFrames(opened: Extract<OpenedAnswer<true>, { kind: 'passthrough' }>, meter: UsageMeter, keep: KeepResponse): AsyncGenerator<string> {
+  for await (const frame of opened.result.frames) {
     for (const event of frame.events) meter.observe(event);
     if (frame.finalResponse !== undefined) await keep(frame.finalResponse);
     yield frame.sse;

@@ -9,6 +9,7 @@ import { BillingService } from '../billing/billing-service.js';
 import { HoldKeeper } from '../billing/hold-keeper.js';
 import { inputBoundsFromConfig } from '../billing/input-bounds.js';
 import { pricesFromConfig } from '../billing/prices.js';
+import { createSettleRetrier } from '../billing/settle-retry.js';
 import type { ConfigFile } from '../config/schema.js';
 import { closeProviders, createProviders } from '../providers/registry.js';
 import { describeDowngrade, downgradedEfforts } from '../providers/shared/effort-budgets.js';
@@ -19,7 +20,6 @@ import type { Store } from '../store/store.js';
 import { buildApp } from './app.js';
 import { InFlight } from './in-flight.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { createSettleRetrier } from './settle-retry.js';
 
 export interface GatewayOptions {
   config: ConfigFile;

@@ -51,9 +51,25 @@ export interface PassthroughFrame {
   finalResponse?: Record<string, unknown>;
 }
 
-export type PassthroughResult =
-  | { kind: 'json'; body: Record<string, unknown>; events: CanonicalEvent[] }
-  | { kind: 'stream'; frames: AsyncIterable<PassthroughFrame> };
+/** A pass-through not streamed: the upstream's JSON body, and the canonical events it carries. */
+export interface PassthroughJson {
+  kind: 'json';
+  body: Record<string, unknown>;
+  events: CanonicalEvent[];
+}
+
+/** A streamed pass-through: its frames, as the upstream sends them. */
+export interface PassthroughStream {
+  kind: 'stream';
+  frames: AsyncIterable<PassthroughFrame>;
+}
+
+/**
+ * What a pass-through answers, typed by the call's stream flag: `PassthroughResult<true>` is a
+ * stream, `PassthroughResult<false>` a JSON body. A stream request answered with JSON (or the
+ * reverse) is an upstream failure, never a result; the router checks it.
+ */
+export type PassthroughResult<Stream extends boolean = boolean> = Stream extends true ? PassthroughStream : PassthroughJson;
 
 export interface Provider {
   /** The provider's name in the catalog. */

@@ -8,10 +8,11 @@ import { UpstreamError, type PassthroughResult } from '../providers/provider.js'
 import type { ModelEntry, Target } from './catalog.js';
 import { TargetHealth, type HealthOptions } from './target-health.js';
 
-export interface RouteRequest {
+/** `Stream` is the request's stream flag as a type, so that the answer is typed by it. */
+export interface RouteRequest<Stream extends boolean = boolean> {
   model: ModelEntry;
   surface: Surface;
-  request: CanonicalRequest;
+  request: CanonicalRequest & { readonly stream: Stream };
   /** The client's JSON body, for pass-through. */
   body: Readonly<Record<string, unknown>>;
   clientWantsUsage: boolean;
@@ -28,9 +29,10 @@ export interface RouteRequest {
   upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
-export type OpenedAnswer =
+/** An answer opened on a target: canonical events, or a pass-through typed by the request's stream flag. */
+export type OpenedAnswer<Stream extends boolean = boolean> =
   | { kind: 'events'; target: Target; first: CanonicalEvent; rest: AsyncIterator<CanonicalEvent> }
-  | { kind: 'passthrough'; target: Target; result: PassthroughResult };
+  | { kind: 'passthrough'; target: Target; result: PassthroughResult<Stream> };
 
 /** Every target failed (or none was usable) before producing anything. */
 export class NoTargetAvailableError extends Error {
@@ -84,7 +86,7 @@ export class Router {
     return this.health.isUsable(target.label) && this.health.isUsable(providerHealthLabel(target));
   }
 
-  async open(route: RouteRequest): Promise<OpenedAnswer> {
+  async open<Stream extends boolean>(route: RouteRequest<Stream>): Promise<OpenedAnswer<Stream>> {
     const failures: UpstreamError[] = [];
     for (const target of this.orderedTargets(route.model)) {
       if (route.signal.aborted) break;
@@ -107,7 +109,7 @@ export class Router {
     throw new NoTargetAvailableError(route.model.id, failures);
   }
 
-  private async openTarget(target: Target, route: RouteRequest): Promise<OpenedAnswer> {
+  private async openTarget<Stream extends boolean>(target: Target, route: RouteRequest<Stream>): Promise<OpenedAnswer<Stream>> {
     const call = {
       upstreamModel: target.upstreamModel,
       maxOutputTokens: route.maxOutputTokens,
@@ -124,6 +126,10 @@ export class Router {
         clientWantsUsage: route.clientWantsUsage,
         ...(route.upstreamHeaders === undefined ? {} : { headers: route.upstreamHeaders }),
       });
+      if (!answersAsAsked(result, route.request.stream)) {
+        if (result.kind === 'stream') await result.frames[Symbol.asyncIterator]().return?.();
+        throw new UpstreamError('protocol', `${target.label} answered a ${route.request.stream ? 'stream' : 'non-stream'} request with ${result.kind === 'stream' ? 'a stream' : 'a JSON body'}`);
+      }
       return { kind: 'passthrough', target, result };
     }
     const iterator = provider.stream(route.request, call)[Symbol.asyncIterator]();
@@ -157,4 +163,9 @@ export class Router {
     }
     return ordered;
   }
+}
+
+/** Whether a pass-through answered in the form asked for (the providers do; this makes it a type). */
+function answersAsAsked<Stream extends boolean>(result: PassthroughResult, stream: Stream): result is PassthroughResult<Stream> {
+  return (result.kind === 'stream') === stream;
 }

@@ -1,6 +1,6 @@
 /**
  * The ESLint rule that keeps docs/architecture.md's import direction
- * (http → auth | billing | ratelimit | routing → providers → protocol) really fires.
+ * (server → http → auth | billing | ratelimit | routing → providers → protocol) really fires.
  */
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -21,12 +21,17 @@ describe('import direction', () => {
     ['src/providers/example.ts', "import { buildApp } from '../http/app.js';\nexport const x = buildApp;"],
     ['src/routing/example.ts', "import { Authenticator } from '../auth/authenticator.js';\nexport const x = Authenticator;"],
     ['src/store/example.ts', "import { Router } from '../routing/router.js';\nexport const x = Router;"],
+    ['src/http/example.ts', "import { runServe } from '../server/serve.js';\nexport const x = runServe;"],
+    ['src/admin/example.ts', "import { setUpLimits } from '../server/limits-setup.js';\nexport const x = setUpLimits;"],
+    ['src/billing/example.ts', "import { buildApp } from '../http/app.js';\nexport const x = buildApp;"],
   ])('%s may not import upward', async (filePath, code) => {
     expect(await violations(filePath, code)).toHaveLength(1);
   });
 
   it.each([
     ['src/http/example.ts', "import { Router } from '../routing/router.js';\nexport const x = Router;"],
+    ['src/server/example.ts', "import { createGateway } from '../http/gateway.js';\nexport const x = createGateway;"],
+    ['src/cli/example.ts', "import { runServe } from '../server/serve.js';\nexport const x = runServe;"],
     ['src/routing/example.ts', "import type { Provider } from '../providers/provider.js';\nexport type X = Provider;"],
     ['src/providers/example.ts', "import type { Usage } from '../protocol/canonical.js';\nexport type X = Usage;"],
   ])('%s may import downward', async (filePath, code) => {

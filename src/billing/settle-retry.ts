@@ -7,8 +7,8 @@
  * retrier gives up and logs what went unbilled.
  */
 import type { Logger } from 'pino';
-import type { Hold } from '../billing/billing-service.js';
 import type { Usage } from '../protocol/canonical.js';
+import type { Hold } from './billing-service.js';
 
 export interface SettleRetrierOptions {
   /** One attempt; must be idempotent (BillingService.settle is). */

@@ -9,9 +9,9 @@ import { pino, type Logger } from 'pino';
 import { loadConfig } from '../config/load.js';
 import { DEFAULT_DATABASE_URL, DEFAULT_HOST, DEFAULT_PORT, ENV } from '../config/env.js';
 import { openStore } from '../store/open-store.js';
-import { createGateway } from './gateway.js';
+import { createGateway } from '../http/gateway.js';
 import { setUpLimits } from './limits-setup.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics } from '../http/metrics.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

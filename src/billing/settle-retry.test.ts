@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BillingService, type Hold } from '../billing/billing-service.js';
-import type { ModelPrices } from '../billing/prices.js';
 import type { Usage } from '../protocol/canonical.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
+import { BillingService, type Hold } from './billing-service.js';
+import type { ModelPrices } from './prices.js';
 import { createSettleRetrier, type SettleRetrier } from './settle-retry.js';
 
 const PRICES: ModelPrices = { inputPerMillion: 2_500_000_000n, cachedInputPerMillion: 1_250_000_000n, outputPerMillion: 10_000_000_000n };
