@@ -8,7 +8,14 @@
 import type { Kysely } from 'kysely';
 import type { Database, StoreEngine } from './schema.js';
 import type {
+  AccountCursor,
+  AccountFilter,
   AccountRecord,
+  AdminTokenRecord,
+  AuditEntry,
+  NewAuditEntry,
+  Page,
+  PageRequest,
   ApiKeyRecord,
   Charge,
   KeyWithAccount,
@@ -20,6 +27,7 @@ import type {
   StoredResponse,
   UsageRow,
 } from './store.js';
+import * as admin from './admin-queries.js';
 import * as holds from './hold-queries.js';
 import type { Transact } from './hold-queries.js';
 import type { HoldStatements } from './sqlite-hold-statements.js';
@@ -164,6 +172,48 @@ export class KyselyStore implements Store {
     return this.requireAccount(accountId);
   }
 
+  listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>> {
+    return admin.listAccountsPage(this.db, this.engine, filter, page);
+  }
+
+  async renameAccount(accountId: string, name: string): Promise<boolean> {
+    return this.transact(async (transaction) => {
+      const updated = await transaction.updateTable('accounts').set({ name }).where('id', '=', accountId).executeTakeFirst();
+      if (updated.numUpdatedRows !== 1n) return false;
+      await bumpRevision(transaction);
+      return true;
+    });
+  }
+
+  async debit(accountId: string, amountNanos: bigint, note: string | null): Promise<AccountRecord | undefined> {
+    if (typeof amountNanos !== 'bigint' || amountNanos <= 0n) throw new RangeError(`debit amount must be a bigint > 0, got ${String(amountNanos)}`);
+    const createdAt = this.nowMilliseconds();
+    const done = await this.transact(async (transaction) => {
+      // The guard is in the UPDATE itself, so concurrent debits and holds cannot pass it together.
+      const updated = await transaction
+        .updateTable('accounts')
+        .set((eb) => ({ balance_nanos: eb('balance_nanos', '-', amountNanos) }))
+        .where('id', '=', accountId)
+        .where((eb) => eb(eb('balance_nanos', '-', eb.ref('reserved_nanos')), '>=', amountNanos))
+        .executeTakeFirst();
+      if (updated.numUpdatedRows !== 1n) return false;
+      await ledger.appendLedgerEntry(transaction, {
+        accountId,
+        kind: 'debit',
+        amountNanos,
+        requestId: null,
+        keyId: null,
+        model: null,
+        tokens: ledger.NO_TOKENS,
+        note,
+        createdAt,
+      });
+      await bumpRevision(transaction);
+      return true;
+    });
+    return done ? this.requireAccount(accountId) : undefined;
+  }
+
   async createKey(key: ApiKeyRecord): Promise<void> {
     assertOptionalLimit(key.requestsPerWindow, 'requestsPerWindow');
     assertOptionalLimit(key.tokensPerMinute, 'tokensPerMinute');
@@ -293,6 +343,38 @@ export class KyselyStore implements Store {
 
   usageReport(filter: { accountId?: string; since?: Date }): Promise<UsageRow[]> {
     return ledger.usageReport(this.db, filter);
+  }
+
+  listLedgerPage(accountId: string, page: PageRequest<number>): Promise<Page<LedgerEntry, number>> {
+    return admin.listLedgerPage(this.db, accountId, page);
+  }
+
+  createAdminToken(token: AdminTokenRecord): Promise<void> {
+    return admin.createAdminToken(this.db, token);
+  }
+
+  listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return admin.listAdminTokens(this.db);
+  }
+
+  findAdminToken(idOrPrefix: string): Promise<AdminTokenRecord | undefined> {
+    return admin.findAdminToken(this.db, idOrPrefix);
+  }
+
+  findAdminTokenByHash(hash: string): Promise<AdminTokenRecord | undefined> {
+    return admin.findAdminTokenByHash(this.db, hash);
+  }
+
+  setAdminTokenDisabled(tokenId: string, disabled: boolean): Promise<boolean> {
+    return admin.setAdminTokenDisabled(this.db, tokenId, disabled);
+  }
+
+  appendAudit(entry: NewAuditEntry): Promise<AuditEntry> {
+    return admin.appendAudit(this.db, entry, this.now());
+  }
+
+  listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>> {
+    return admin.listAudit(this.db, filter, page);
   }
 
   saveResponse(response: StoredResponse): Promise<void> {

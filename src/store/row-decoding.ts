@@ -157,7 +157,7 @@ export interface LedgerRow {
 
 export function decodeLedgerEntry(row: LedgerRow): LedgerEntry {
   const kind = toText(row.kind, 'ledger.kind');
-  if (kind !== 'credit' && kind !== 'charge' && kind !== 'excess') throw new StoreDataError(`ledger.kind: unknown kind ${JSON.stringify(kind)}`);
+  if (kind !== 'credit' && kind !== 'charge' && kind !== 'excess' && kind !== 'debit') throw new StoreDataError(`ledger.kind: unknown kind ${JSON.stringify(kind)}`);
   return {
     id: toSafeNumber(row.id, 'ledger.id'),
     accountId: toText(row.account_id, 'ledger.account_id'),
