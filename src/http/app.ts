@@ -14,6 +14,7 @@ import type { Catalog } from '../routing/catalog.js';
 import type { Router } from '../routing/router.js';
 import type { Store } from '../store/store.js';
 import './api-context.js';
+import { registerAdminApi } from './admin/admin-api.js';
 import { createApiHooks } from './api-hooks.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
@@ -147,6 +148,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const onModelsRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits, apiKeyHeader: true });
   registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
   registerStoredResponseRoutes(app, { onRequest, store: deps.store });
+  registerAdminApi(app, { store: deps.store, accountsChanged: () => deps.authenticator.invalidate() });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/metrics', async (_request, reply) => reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()));
   return app;
