@@ -6,7 +6,7 @@ import { newId } from '../auth/key-secret.js';
 import { formatUsd } from '../billing/money.js';
 import type { AccountCursor, AccountFilter, AccountRecord, LedgerEntry, Page, Store } from '../store/store.js';
 import { AdminError } from './admin-error.js';
-import { CLI_ACTOR, recordAudit, type Actor } from './audit.js';
+import { auditDraft, CLI_ACTOR, type Actor } from './audit.js';
 import { parseUsdAmount } from './input.js';
 import { isUniqueViolation } from './unique-violation.js';
 import { accountView } from './views.js';
@@ -25,16 +25,13 @@ export async function createAccount(store: Store, input: NewAccountInput, actor:
   const name = validateAccountName(input.name);
   const openingBalanceNanos = parseUsdAmount(input.balanceUsd ?? '0', 'balance', { positive: false });
   if ((await store.findAccount(name)) !== undefined) throw nameTaken(name);
-  let account: AccountRecord;
   try {
-    account = await store.createAccount({ id: newId(ACCOUNT_ID_PREFIX), name, openingBalanceNanos });
+    return await store.createAccount({ id: newId(ACCOUNT_ID_PREFIX), name, openingBalanceNanos }, auditDraft(actor, 'account.create', accountView));
   } catch (error) {
     // Another process created the same name between our check and our insert.
     if (isUniqueViolation(error)) throw nameTaken(name);
     throw error;
   }
-  await recordAudit(store, actor, { action: 'account.create', targetType: 'account', targetId: account.id, before: null, after: accountView(account) });
-  return account;
 }
 
 export async function listAccountsPage(
@@ -51,19 +48,19 @@ export async function renameAccount(store: Store, accountRef: string, newName: s
   const holder = await store.findAccount(name);
   if (holder !== undefined && holder.id !== before.id) throw nameTaken(name);
   try {
-    await store.renameAccount(before.id, name);
+    await store.renameAccount(before.id, name, auditDraft(actor, 'account.rename', accountView));
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken(name);
     throw error;
   }
-  return audited(store, actor, 'account.rename', before);
+  return requireAccount(store, before.id);
 }
 
 /** A disabled account's keys are refused (401) by every instance within a second. */
 export async function setAccountDisabled(store: Store, accountRef: string, disabled: boolean, actor: Actor = CLI_ACTOR): Promise<AccountRecord> {
   const before = await requireAccount(store, accountRef);
-  await store.setAccountDisabled(before.id, disabled);
-  return audited(store, actor, disabled ? 'account.disable' : 'account.enable', before);
+  await store.setAccountDisabled(before.id, disabled, auditDraft(actor, disabled ? 'account.disable' : 'account.enable', accountView));
+  return requireAccount(store, before.id);
 }
 
 /**
@@ -73,7 +70,7 @@ export async function setAccountDisabled(store: Store, accountRef: string, disab
 export async function debitAccount(store: Store, accountRef: string, amountUsd: string, note: string | null, actor: Actor = CLI_ACTOR): Promise<AccountRecord> {
   const amountNanos = parseUsdAmount(amountUsd, 'amount', { positive: true });
   const before = await requireAccount(store, accountRef);
-  const after = await store.debit(before.id, amountNanos, note);
+  const after = await store.debit(before.id, amountNanos, note, auditDraft(actor, 'account.debit', accountView, { note }));
   if (after === undefined) {
     const current = (await store.findAccount(before.id)) ?? before;
     throw new AdminError(
@@ -81,7 +78,6 @@ export async function debitAccount(store: Store, accountRef: string, amountUsd: 
       `a debit of ${formatUsd(amountNanos)} USD would take the balance below zero (available: ${formatUsd(current.balanceNanos - current.reservedNanos)} USD)`,
     );
   }
-  await recordAudit(store, actor, { action: 'account.debit', targetType: 'account', targetId: before.id, before: accountView(before), after: { ...accountView(after), note } });
   return after;
 }
 
@@ -90,11 +86,6 @@ export async function listLedgerPage(store: Store, accountRef: string, page: { l
   return store.listLedgerPage(account.id, page);
 }
 
-async function audited(store: Store, actor: Actor, action: string, before: AccountRecord): Promise<AccountRecord> {
-  const after = await requireAccount(store, before.id);
-  await recordAudit(store, actor, { action, targetType: 'account', targetId: before.id, before: accountView(before), after: accountView(after) });
-  return after;
-}
 
 export async function listAccounts(store: Store): Promise<AccountRecord[]> {
   return store.listAccounts();
@@ -109,10 +100,8 @@ export async function creditAccount(
   actor: Actor = CLI_ACTOR,
 ): Promise<AccountRecord> {
   const amountNanos = parseUsdAmount(amountUsd, 'amount', { positive: true });
-  const before = await requireAccount(store, accountRef);
-  const after = await store.credit(before.id, amountNanos, note);
-  await recordAudit(store, actor, { action: 'account.credit', targetType: 'account', targetId: before.id, before: accountView(before), after: { ...accountView(after), note } });
-  return after;
+  const account = await requireAccount(store, accountRef);
+  return store.credit(account.id, amountNanos, note, auditDraft(actor, 'account.credit', accountView, { note }));
 }
 
 /** The account with this id or name, or an `AdminError` saying there is none. */

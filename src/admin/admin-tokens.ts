@@ -6,7 +6,7 @@
 import { ADMIN_TOKEN_PREFIX, displayPrefix, generateKeySecret, hashKeySecret, newId } from '../auth/key-secret.js';
 import type { AdminRole, AdminTokenRecord, Store } from '../store/store.js';
 import { AdminError } from './admin-error.js';
-import { CLI_ACTOR, recordAudit, type Actor } from './audit.js';
+import { auditDraft, CLI_ACTOR, type Actor } from './audit.js';
 import { adminTokenView } from './views.js';
 
 export const ADMIN_ROLES: readonly AdminRole[] = ['owner', 'operator', 'viewer'];
@@ -40,8 +40,7 @@ export async function createAdminToken(
     disabled: false,
     createdAt: new Date(),
   };
-  await store.createAdminToken(token);
-  await recordAudit(store, actor, { action: 'admin_token.create', targetType: 'admin_token', targetId: token.id, before: null, after: adminTokenView(token) });
+  await store.createAdminToken(token, auditDraft(actor, 'admin_token.create', adminTokenView));
   return { token, secret };
 }
 
@@ -58,14 +57,6 @@ export async function requireAdminToken(store: Store, reference: string): Promis
 
 export async function setAdminTokenDisabled(store: Store, reference: string, disabled: boolean, actor: Actor = CLI_ACTOR): Promise<AdminTokenRecord> {
   const before = await requireAdminToken(store, reference);
-  await store.setAdminTokenDisabled(before.id, disabled);
-  const after = await requireAdminToken(store, before.id);
-  await recordAudit(store, actor, {
-    action: disabled ? 'admin_token.disable' : 'admin_token.enable',
-    targetType: 'admin_token',
-    targetId: before.id,
-    before: adminTokenView(before),
-    after: adminTokenView(after),
-  });
-  return after;
+  await store.setAdminTokenDisabled(before.id, disabled, auditDraft(actor, disabled ? 'admin_token.disable' : 'admin_token.enable', adminTokenView));
+  return requireAdminToken(store, before.id);
 }

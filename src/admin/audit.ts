@@ -1,8 +1,9 @@
 /**
  * The audit log: who changed what, when, from what to what. Every admin mutation (CLI or HTTP)
- * appends a row through `recordAudit`, right after the change it describes; rows are never edited.
+ * hands the store an `auditDraft`, and the store writes the row in the change's own transaction
+ * (a change is never without its row, nor a row without its change); rows are never edited.
  */
-import type { AuditEntry, Page, Store } from '../store/store.js';
+import type { AuditDraft, AuditEntry, Page, Store } from '../store/store.js';
 
 /** Who makes a change: an admin token (HTTP), or null for the CLI (whoever holds the database URL). */
 export interface Actor {
@@ -11,14 +12,9 @@ export interface Actor {
 
 export const CLI_ACTOR: Actor = Object.freeze({ adminTokenId: null });
 
-export type AuditTargetType = 'account' | 'admin_token';
-
-export async function recordAudit(
-  store: Store,
-  actor: Actor,
-  change: { action: string; targetType: AuditTargetType; targetId: string; before: unknown; after: unknown },
-): Promise<AuditEntry> {
-  return store.appendAudit({ adminTokenId: actor.adminTokenId, ...change });
+/** The audit row of one change by `actor`, its record shown through `view` before and after. */
+export function auditDraft<T>(actor: Actor, action: string, view: (record: T) => object, details?: Record<string, unknown>): AuditDraft<T> {
+  return { adminTokenId: actor.adminTokenId, action, view, ...(details === undefined ? {} : { details }) };
 }
 
 export async function listAudit(

@@ -16,7 +16,7 @@ import type {
   Page,
   PageRequest,
 } from './store.js';
-import { decodeAccount, decodeLedgerEntry, StoreDataError, toDate, toEpochMilliseconds, toFlag, toNullableText, toSafeNumber, toText } from './row-decoding.js';
+import { decodeAccount, decodeAdminToken, decodeLedgerEntry, StoreDataError, toDate, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
 
 export async function createAdminToken(db: Kysely<Database>, token: AdminTokenRecord): Promise<void> {
   await db
@@ -118,30 +118,6 @@ function pageOf<Row, Cursor>(rows: Row[], limit: number, cursorOf: (row: Row) =>
   const kept = rows.slice(0, limit);
   const last = kept.at(-1);
   return last === undefined ? { rows: kept } : { rows: kept, next: cursorOf(last) };
-}
-
-interface AdminTokenRow {
-  id: unknown;
-  name: unknown;
-  role: unknown;
-  prefix: unknown;
-  hash: unknown;
-  disabled: unknown;
-  created_at: unknown;
-}
-
-function decodeAdminToken(row: AdminTokenRow): AdminTokenRecord {
-  const role = toText(row.role, 'admin_tokens.role');
-  if (role !== 'owner' && role !== 'operator' && role !== 'viewer') throw new StoreDataError(`admin_tokens.role: unknown role ${JSON.stringify(role)}`);
-  return {
-    id: toText(row.id, 'admin_tokens.id'),
-    name: toNullableText(row.name, 'admin_tokens.name'),
-    role,
-    prefix: toText(row.prefix, 'admin_tokens.prefix'),
-    hash: toText(row.hash, 'admin_tokens.hash'),
-    disabled: toFlag(row.disabled, 'admin_tokens.disabled'),
-    createdAt: toDate(row.created_at, 'admin_tokens.created_at'),
-  };
 }
 
 interface AuditRow {

@@ -148,6 +148,18 @@ export interface NewAuditEntry {
   after: unknown;
 }
 
+/**
+ * An audit row for a store change, written in the change's own transaction: the store reads the
+ * record before and after the change (inside that transaction) and shows both through `view`.
+ */
+export interface AuditDraft<T> {
+  adminTokenId: string | null;
+  action: string;
+  view: (record: T) => object;
+  /** Added to the after image (the reason of a credit, say). */
+  details?: Record<string, unknown>;
+}
+
 export interface AuditEntry extends NewAuditEntry {
   id: number;
   at: Date;
@@ -184,23 +196,23 @@ export interface Store {
   /** `sqlite` or `postgres`. */
   readonly engine: 'sqlite' | 'postgres';
 
-  createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }): Promise<AccountRecord>;
+  createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord>;
   listAccounts(): Promise<AccountRecord[]>;
   /** By id, or else by name. */
   findAccount(idOrName: string): Promise<AccountRecord | undefined>;
   /** Returns false when no such account exists. A disabled account's keys are refused (401). */
-  setAccountDisabled(accountId: string, disabled: boolean): Promise<boolean>;
+  setAccountDisabled(accountId: string, disabled: boolean, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
   /** One page of accounts, oldest first. */
   listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>>;
   /** Returns false when no such account exists. */
-  renameAccount(accountId: string, name: string): Promise<boolean>;
+  renameAccount(accountId: string, name: string, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
   /**
    * Appends a debit entry and subtracts the amount, atomically, only if the balance less its open
    * holds covers it (so a balance never goes below zero). Returns undefined when it does not.
    */
-  debit(accountId: string, amountNanos: bigint, note: string | null): Promise<AccountRecord | undefined>;
+  debit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord | undefined>;
   /** Adds a credit entry to the ledger and the amount to the balance, atomically. */
-  credit(accountId: string, amountNanos: bigint, note: string | null): Promise<AccountRecord>;
+  credit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord>;
 
   createKey(key: ApiKeyRecord): Promise<void>;
   listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
@@ -244,15 +256,13 @@ export interface Store {
   /** One page of an account's ledger, oldest first; the cursor is an entry id. */
   listLedgerPage(accountId: string, page: PageRequest<number>): Promise<Page<LedgerEntry, number>>;
 
-  createAdminToken(token: AdminTokenRecord): Promise<void>;
+  createAdminToken(token: AdminTokenRecord, audit?: AuditDraft<AdminTokenRecord>): Promise<void>;
   listAdminTokens(): Promise<AdminTokenRecord[]>;
   /** By id, or else by prefix. */
   findAdminToken(idOrPrefix: string): Promise<AdminTokenRecord | undefined>;
   findAdminTokenByHash(hash: string): Promise<AdminTokenRecord | undefined>;
   /** Returns false when no such token exists. */
-  setAdminTokenDisabled(tokenId: string, disabled: boolean): Promise<boolean>;
-  /** Appends one audit row (never updated or deleted). */
-  appendAudit(entry: NewAuditEntry): Promise<AuditEntry>;
+  setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean>;
   /** One page of the audit log, oldest first; the cursor is an entry id. */
   listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>>;
 
