@@ -40,3 +40,8 @@ export async function allPages(call: AdminCall, path: string, token: string, lim
   } while (cursor !== null && pages < 100);
   return { rows, pages };
 }
+
+/** The port of a base URL such as `http://127.0.0.1:1234`. */
+export function adminServerPort(baseUrl: string): number {
+  return Number(new URL(baseUrl).port);
+}

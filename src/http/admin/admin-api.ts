@@ -15,12 +15,13 @@ import { registerAccountRoutes } from './accounts.js';
 import { registerAdminTokenRoutes } from './admin-tokens.js';
 import { registerAuditRoutes } from './audit.js';
 import { createAdminAuthentication, requireRole } from './auth.js';
+import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
 import type { AdminRouteDeps } from './context.js';
 
-export const ADMIN_PREFIX = '/admin/v1';
-
-export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps): void {
+export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { separateListener: boolean }): void {
   app.decorateRequest('adminToken', null);
+  // Root-level, so it also keeps /v1 off the admin listener.
+  if (deps.separateListener) app.addHook('onRequest', listenerGate);
   // Loaded with the app's other plugins when it starts (ready or listen).
   void app.register(
     async (scope) => {
@@ -57,7 +58,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps): vo
       registerAuditRoutes(typed, deps);
       typed.get('/openapi.json', { preHandler: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
     },
-    { prefix: ADMIN_PREFIX },
+    { prefix: ADMIN_PATH_PREFIX },
   );
 }
 
