@@ -1,10 +1,9 @@
-/** What every admin route file is handed: the store and how to tell the /v1 authenticator. */
-import type { FastifyInstance, RawServerDefault, FastifyBaseLogger, RawRequestDefaultExpression, RawReplyDefaultExpression } from 'fastify';
+/** What every admin route file is handed: the store, and how to tell this process's /v1 key cache of a change. */
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Actor } from '../../admin/audit.js';
 import type { Store } from '../../store/store.js';
 import { adminTokenOf } from './auth.js';
-import type { FastifyRequest } from 'fastify';
 
 export type AdminApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
