@@ -150,7 +150,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const onModelsRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits, apiKeyHeader: true });
   registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
   registerStoredResponseRoutes(app, { onRequest, store: deps.store });
-  registerAdminApi(app, { store: deps.store, accountsChanged: () => deps.authenticator.invalidate(), separateListener: deps.adminListener === true });
+  registerAdminApi(app, {
+    store: deps.store,
+    limiter: deps.limiter,
+    authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
+    accountsChanged: () => deps.authenticator.invalidate(),
+    separateListener: deps.adminListener === true,
+  });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/metrics', async (_request, reply) => reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()));
   return app;

@@ -47,7 +47,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
         transform: jsonSchemaTransform,
         transformObject: jsonSchemaTransformObject,
       });
-      scope.addHook('onRequest', createAdminAuthentication(deps.store));
+      scope.addHook('onRequest', createAdminAuthentication(deps));
       scope.setErrorHandler((error) => {
         // Thrown on to the app's handler, which renders it in the spec's format.
         throw toAdminGatewayError(error);

@@ -7,7 +7,9 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { ADMIN_TOKEN_PREFIX, hashesEqual, hashKeySecret } from '../../auth/key-secret.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import type { Limiter } from '../../ratelimit/limiter.js';
 import type { AdminRole, AdminTokenRecord, Store } from '../../store/store.js';
+import { failedAuthLimit } from '../api-hooks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,13 +20,21 @@ declare module 'fastify' {
 
 const RANK: Readonly<Record<AdminRole, number>> = { viewer: 0, operator: 1, owner: 2 };
 
-export function createAdminAuthentication(store: Store): onRequestAsyncHookHandler {
+/**
+ * Every well-formed token counts against its address's failed authentications (the same budget as
+ * /v1's, `rate_limits.auth_failures_per_minute`) before its lookup, and a good one gives it back:
+ * past the limit, 429 without a lookup.
+ */
+export function createAdminAuthentication(deps: { store: Store; limiter: Limiter; authFailuresPerMinute: number }): onRequestAsyncHookHandler {
   return async (request) => {
     const token = bearerToken(request.headers.authorization);
     if (token === null) throw new GatewayError('invalid_token');
+    const guard = deps.authFailuresPerMinute > 0 ? failedAuthLimit(deps.limiter, request.ip, deps.authFailuresPerMinute) : undefined;
+    await guard?.admit();
     const hash = hashKeySecret(token);
-    const found = await store.findAdminTokenByHash(hash);
+    const found = await deps.store.findAdminTokenByHash(hash);
     if (found === undefined || found.disabled || !hashesEqual(found.hash, hash)) throw new GatewayError('invalid_token');
+    await guard?.succeeded();
     request.adminToken = found;
   };
 }

@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Actor } from '../../admin/audit.js';
+import type { Limiter } from '../../ratelimit/limiter.js';
 import type { Store } from '../../store/store.js';
 import { adminTokenOf } from './auth.js';
 
@@ -9,6 +10,9 @@ export type AdminApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpres
 
 export interface AdminRouteDeps {
   store: Store;
+  /** Counts failed authentications per address, as on /v1. */
+  limiter: Limiter;
+  authFailuresPerMinute: number;
   /** Called after a change to accounts, so this process's key cache forgets them at once. */
   accountsChanged: () => void;
 }
