@@ -1,11 +1,15 @@
 /**
- * Account administration: create, list, credit. Shared by the CLI and the admin HTTP routes.
+ * Account administration: create, list, rename, disable/enable, credit and debit. Shared by the CLI
+ * and the admin HTTP routes; every change is recorded in the audit log with its before and after.
  */
 import { newId } from '../auth/key-secret.js';
-import type { AccountRecord, Store } from '../store/store.js';
+import { formatUsd } from '../billing/money.js';
+import type { AccountCursor, AccountFilter, AccountRecord, LedgerEntry, Page, Store } from '../store/store.js';
 import { AdminError } from './admin-error.js';
+import { auditDraft, CLI_ACTOR, type Actor } from './audit.js';
 import { parseUsdAmount } from './input.js';
 import { isUniqueViolation } from './unique-violation.js';
+import { accountView } from './views.js';
 
 const ACCOUNT_ID_PREFIX = 'acct';
 const MAX_NAME_LENGTH = 100;
@@ -17,18 +21,71 @@ export interface NewAccountInput {
 }
 
 /** Creates an account. Refuses a bad or taken name and a bad balance with an `AdminError`. */
-export async function createAccount(store: Store, input: NewAccountInput): Promise<AccountRecord> {
+export async function createAccount(store: Store, input: NewAccountInput, actor: Actor = CLI_ACTOR): Promise<AccountRecord> {
   const name = validateAccountName(input.name);
   const openingBalanceNanos = parseUsdAmount(input.balanceUsd ?? '0', 'balance', { positive: false });
   if ((await store.findAccount(name)) !== undefined) throw nameTaken(name);
   try {
-    return await store.createAccount({ id: newId(ACCOUNT_ID_PREFIX), name, openingBalanceNanos });
+    return await store.createAccount({ id: newId(ACCOUNT_ID_PREFIX), name, openingBalanceNanos }, auditDraft(actor, 'account.create', accountView));
   } catch (error) {
     // Another process created the same name between our check and our insert.
     if (isUniqueViolation(error)) throw nameTaken(name);
     throw error;
   }
 }
+
+export async function listAccountsPage(
+  store: Store,
+  filter: AccountFilter,
+  page: { limit: number; after?: AccountCursor },
+): Promise<Page<AccountRecord, AccountCursor>> {
+  return store.listAccountsPage(filter, page);
+}
+
+export async function renameAccount(store: Store, accountRef: string, newName: string, actor: Actor = CLI_ACTOR): Promise<AccountRecord> {
+  const before = await requireAccount(store, accountRef);
+  const name = validateAccountName(newName);
+  const holder = await store.findAccount(name);
+  if (holder !== undefined && holder.id !== before.id) throw nameTaken(name);
+  try {
+    await store.renameAccount(before.id, name, auditDraft(actor, 'account.rename', accountView));
+  } catch (error) {
+    if (isUniqueViolation(error)) throw nameTaken(name);
+    throw error;
+  }
+  return requireAccount(store, before.id);
+}
+
+/** A disabled account's keys are refused (401) by every instance within a second. */
+export async function setAccountDisabled(store: Store, accountRef: string, disabled: boolean, actor: Actor = CLI_ACTOR): Promise<AccountRecord> {
+  const before = await requireAccount(store, accountRef);
+  await store.setAccountDisabled(before.id, disabled, auditDraft(actor, disabled ? 'account.disable' : 'account.enable', accountView));
+  return requireAccount(store, before.id);
+}
+
+/**
+ * Takes a positive USD amount off an account's balance through the ledger; refused (conflict) when
+ * the balance less its open holds does not cover it, so a balance never goes below zero.
+ */
+export async function debitAccount(store: Store, accountRef: string, amountUsd: string, note: string | null, actor: Actor = CLI_ACTOR): Promise<AccountRecord> {
+  const amountNanos = parseUsdAmount(amountUsd, 'amount', { positive: true });
+  const before = await requireAccount(store, accountRef);
+  const after = await store.debit(before.id, amountNanos, note, auditDraft(actor, 'account.debit', accountView, { note }));
+  if (after === undefined) {
+    const current = (await store.findAccount(before.id)) ?? before;
+    throw new AdminError(
+      'conflict',
+      `a debit of ${formatUsd(amountNanos)} USD would take the balance below zero (available: ${formatUsd(current.balanceNanos - current.reservedNanos)} USD)`,
+    );
+  }
+  return after;
+}
+
+export async function listLedgerPage(store: Store, accountRef: string, page: { limit: number; after?: number }): Promise<Page<LedgerEntry, number>> {
+  const account = await requireAccount(store, accountRef);
+  return store.listLedgerPage(account.id, page);
+}
+
 
 export async function listAccounts(store: Store): Promise<AccountRecord[]> {
   return store.listAccounts();
@@ -40,10 +97,11 @@ export async function creditAccount(
   accountRef: string,
   amountUsd: string,
   note: string | null = null,
+  actor: Actor = CLI_ACTOR,
 ): Promise<AccountRecord> {
   const amountNanos = parseUsdAmount(amountUsd, 'amount', { positive: true });
   const account = await requireAccount(store, accountRef);
-  return store.credit(account.id, amountNanos, note);
+  return store.credit(account.id, amountNanos, note, auditDraft(actor, 'account.credit', accountView, { note }));
 }
 
 /** The account with this id or name, or an `AdminError` saying there is none. */

@@ -4,7 +4,7 @@
  * its hash, and there is no field for the secret: only `createKey`'s caller ever holds that.
  */
 import { formatUsd } from '../billing/money.js';
-import type { AccountRecord, ApiKeyRecord, UsageRow } from '../store/store.js';
+import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, UsageRow } from '../store/store.js';
 import { keyStatus } from './keys.js';
 import type { UsageReport, UsageTotals } from './usage.js';
 
@@ -96,5 +96,67 @@ function usageTotalsView(totals: UsageTotals): UsageTotalsView {
     reasoning_tokens: totals.reasoningTokens,
     cost_usd: formatUsd(totals.costNanos),
     excess_usd: formatUsd(totals.excessNanos),
+  };
+}
+
+export interface AdminTokenView {
+  id: string;
+  name: string | null;
+  role: AdminRole;
+  prefix: string;
+  disabled: boolean;
+  created_at: string;
+}
+
+/** Never the hash; the secret exists only in `createAdminToken`'s answer. */
+export function adminTokenView(token: AdminTokenRecord): AdminTokenView {
+  return { id: token.id, name: token.name, role: token.role, prefix: token.prefix, disabled: token.disabled, created_at: token.createdAt.toISOString() };
+}
+
+export interface LedgerEntryView {
+  id: number;
+  kind: LedgerEntry['kind'];
+  amount_usd: string;
+  request_id: string | null;
+  key_id: string | null;
+  model: string | null;
+  note: string | null;
+  created_at: string;
+}
+
+export function ledgerEntryView(entry: LedgerEntry): LedgerEntryView {
+  return {
+    id: entry.id,
+    kind: entry.kind,
+    amount_usd: formatUsd(entry.amountNanos),
+    request_id: entry.requestId,
+    key_id: entry.keyId,
+    model: entry.model,
+    note: entry.note,
+    created_at: entry.createdAt.toISOString(),
+  };
+}
+
+export interface AuditEntryView {
+  id: number;
+  at: string;
+  admin_token_id: string | null;
+  action: string;
+  target_type: string;
+  target_id: string;
+  before: unknown;
+  after: unknown;
+}
+
+export function auditEntryView(entry: AuditEntry): AuditEntryView {
+  return {
+    id: entry.id,
+    at: entry.at.toISOString(),
+    admin_token_id: entry.adminTokenId,
+    action: entry.action,
+    target_type: entry.targetType,
+    target_id: entry.targetId,
+    before: entry.before,
+    after: entry.after,
   };
 }

@@ -5,16 +5,18 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'sk-tg-';
+/** Admin tokens (admin API only) look nothing like API keys, so neither is accepted for the other. */
+export const ADMIN_TOKEN_PREFIX = 'tg-admin-';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_LENGTH = 40;
 const DISPLAY_PREFIX_LENGTH = 12;
 
-export function generateKeySecret(): string {
-  let out = KEY_PREFIX;
-  while (out.length < KEY_PREFIX.length + SECRET_LENGTH) {
+export function generateKeySecret(prefix: string = KEY_PREFIX): string {
+  let out = prefix;
+  while (out.length < prefix.length + SECRET_LENGTH) {
     for (const byte of randomBytes(64)) {
       // Rejection sampling keeps every character equally likely (248 = 4 × 62).
-      if (byte < 248 && out.length < KEY_PREFIX.length + SECRET_LENGTH) out += ALPHABET[byte % 62];
+      if (byte < 248 && out.length < prefix.length + SECRET_LENGTH) out += ALPHABET[byte % 62];
     }
   }
   return out;
@@ -25,8 +27,8 @@ export function hashKeySecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
-export function displayPrefix(secret: string): string {
-  return secret.slice(0, DISPLAY_PREFIX_LENGTH);
+export function displayPrefix(secret: string, length: number = DISPLAY_PREFIX_LENGTH): string {
+  return secret.slice(0, length);
 }
 
 /** Constant-time equality of two hex hashes of equal length. */

@@ -1,6 +1,6 @@
-/** `tollgate accounts create | list | credit`. */
+/** `tollgate accounts create | list | credit | debit | rename | disable | enable`. */
 import type { Command } from 'commander';
-import { createAccount, creditAccount, listAccounts } from '../admin/accounts.js';
+import { createAccount, creditAccount, debitAccount, listAccounts, renameAccount, setAccountDisabled } from '../admin/accounts.js';
 import { accountView } from '../admin/views.js';
 import { formatUsd } from '../billing/money.js';
 import type { AccountRecord } from '../store/store.js';
@@ -41,16 +41,63 @@ export function registerAccountCommands(program: Command, context: CommandContex
     .description('add money to an account')
     .argument('<account>', 'account id or name')
     .requiredOption('--amount <usd>', 'amount in USD, greater than zero')
+    .option('--reason <text>', 'why, kept on the ledger entry and in the audit log')
     .action(
       context.storeAction(async (store, command) => {
         const [accountRef = ''] = command.args;
-        const account = await creditAccount(store, accountRef, command.opts<{ amount: string }>().amount);
+        const options = command.opts<{ amount: string; reason?: string }>();
+        const account = await creditAccount(store, accountRef, options.amount, options.reason ?? null);
         return {
           json: accountView(account),
           text: `Credited account ${describe(account)}; the balance is now ${formatUsd(account.balanceNanos)} USD.`,
         };
       }),
     );
+
+  accounts
+    .command('debit')
+    .description('take money off an account (never below zero)')
+    .argument('<account>', 'account id or name')
+    .requiredOption('--amount <usd>', 'amount in USD, greater than zero')
+    .requiredOption('--reason <text>', 'why, kept on the ledger entry and in the audit log')
+    .action(
+      context.storeAction(async (store, command) => {
+        const [accountRef = ''] = command.args;
+        const options = command.opts<{ amount: string; reason: string }>();
+        const account = await debitAccount(store, accountRef, options.amount, options.reason);
+        return {
+          json: accountView(account),
+          text: `Debited account ${describe(account)}; the balance is now ${formatUsd(account.balanceNanos)} USD.`,
+        };
+      }),
+    );
+
+  accounts
+    .command('rename')
+    .description('rename an account')
+    .argument('<account>', 'account id or name')
+    .requiredOption('--name <name>', 'the new name, unique')
+    .action(
+      context.storeAction(async (store, command) => {
+        const [accountRef = ''] = command.args;
+        const account = await renameAccount(store, accountRef, command.opts<{ name: string }>().name);
+        return { json: accountView(account), text: `Renamed account ${account.id} to ${JSON.stringify(account.name)}.` };
+      }),
+    );
+
+  for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
+    accounts
+      .command(name)
+      .description(disabled ? "disable an account: its keys are refused within a second everywhere" : 'enable an account')
+      .argument('<account>', 'account id or name')
+      .action(
+        context.storeAction(async (store, command) => {
+          const [accountRef = ''] = command.args;
+          const account = await setAccountDisabled(store, accountRef, disabled);
+          return { json: accountView(account), text: `Account ${describe(account)} is now ${disabled ? 'disabled' : 'enabled'}.`, keysChanged: true };
+        }),
+      );
+  }
 }
 
 function accountsTable(list: readonly AccountRecord[]): string {

@@ -10,6 +10,7 @@ import { DEFAULT_DATABASE_URL, ENV } from '../config/env.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { registerAccountCommands } from './account-commands.js';
+import { registerAdminTokenCommands } from './admin-token-commands.js';
 import { announceKeyChange } from './announce.js';
 import type { CliIo, CommandOutput } from './cli-io.js';
 import { registerKeyCommands } from './key-commands.js';
@@ -67,6 +68,7 @@ export function buildProgram(io: CliIo, options: { json: boolean }): Command {
   registerServerCommands(program, context);
   registerAccountCommands(program, context);
   registerKeyCommands(program, context);
+  registerAdminTokenCommands(program, context);
   registerUsageCommand(program, context);
   return program;
 }

@@ -2,6 +2,8 @@
 export const ENV = {
   host: 'HOST',
   port: 'PORT',
+  /** When set, the admin API (/admin/v1) is served only on this port, not on PORT. */
+  adminPort: 'TOLLGATE_ADMIN_PORT',
   databaseUrl: 'TOLLGATE_DATABASE_URL',
   config: 'TOLLGATE_CONFIG',
   redisUrl: 'TOLLGATE_REDIS_URL',

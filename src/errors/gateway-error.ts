@@ -27,7 +27,9 @@ export type GatewayErrorCode =
   | 'request_timeout'
   | 'uri_too_long'
   | 'expectation_failed'
-  | 'headers_too_large';
+  | 'headers_too_large'
+  | 'forbidden'
+  | 'conflict';
 
 /**
  * How `param` is rendered: absent, always `""`, or the field the error is about (absent when the
@@ -69,6 +71,10 @@ export const ERROR_CATALOGUE: Readonly<Record<GatewayErrorCode, CatalogueEntry>>
   request_timeout: { status: 408, type: 'invalid_request_error', code: 'request_timeout', param: 'absent', message: 'The request was not received in time.' },
   uri_too_long: { status: 414, type: 'invalid_request_error', code: 'uri_too_long', param: 'absent', message: 'Request URI too long.' },
   expectation_failed: { status: 417, type: 'invalid_request_error', code: 'expectation_failed', param: 'absent', message: 'Expectation failed: only "Expect: 100-continue" is supported.' },
+  // The admin API (http/admin/): a token whose role does not reach the route, and a change that
+  // contradicts the current state (a name taken, a debit beyond the balance), in OpenAI's style.
+  forbidden: { status: 403, type: 'invalid_request_error', code: 'insufficient_permissions', param: 'absent', message: 'This admin token does not have the role this operation needs.' },
+  conflict: { status: 409, type: 'invalid_request_error', code: 'conflict', param: 'field', message: 'The request conflicts with the current state.' },
   headers_too_large: { status: 431, type: 'invalid_request_error', code: 'request_header_fields_too_large', param: 'absent', message: 'Request header fields too large.' },
 });
 

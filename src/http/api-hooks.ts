@@ -48,9 +48,9 @@ export function createApiHooks(deps: {
  * Redis): every well-formed token that is not a cached, usable key takes one point before it is
  * looked up, and a usable one gives it back. Past the limit the address gets 429 without a lookup,
  * so a flood of made-up keys costs the database at most the limit per address per minute. A key
- * already cached keeps working from that address.
+ * already cached keeps working from that address. The admin API counts its tokens here too.
  */
-function failedAuthLimit(limiter: Limiter, address: string, perMinute: number): LookupGuard {
+export function failedAuthLimit(limiter: Limiter, address: string, perMinute: number): LookupGuard {
   const subject = `authfail:${address}`;
   return {
     async admit() {

@@ -15,6 +15,7 @@ import type { Catalog } from '../routing/catalog.js';
 import type { Router } from '../routing/router.js';
 import type { Store } from '../store/store.js';
 import './api-context.js';
+import { registerAdminApi } from './admin/admin-api.js';
 import { createApiHooks } from './api-hooks.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
@@ -42,6 +43,8 @@ export interface AppDeps {
   metrics: Metrics;
   logger: Logger;
   now: () => number;
+  /** The admin API has its own listener (gateway.ts): refuse it here and /v1 there. */
+  adminListener?: boolean;
 }
 
 /** Renders `error` in the error shape of the route's surface (see error-shapes.ts). */
@@ -147,6 +150,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const onModelsRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits, apiKeyHeader: true });
   registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
   registerStoredResponseRoutes(app, { onRequest, store: deps.store });
+  registerAdminApi(app, {
+    store: deps.store,
+    limiter: deps.limiter,
+    authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
+    accountsChanged: () => deps.authenticator.invalidate(),
+    separateListener: deps.adminListener === true,
+  });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/metrics', async (_request, reply) => reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()));
   return app;

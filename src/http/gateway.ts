@@ -2,6 +2,7 @@
  * The composition root: builds every service from the config, the store and the limiter it is
  * given, plus the HTTP app on top. `serve` and the end-to-end tests both start here.
  */
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
@@ -17,6 +18,7 @@ import type { Limiter } from '../ratelimit/limiter.js';
 import { buildCatalog } from '../routing/catalog.js';
 import { Router, type RouterOptions } from '../routing/router.js';
 import type { Store } from '../store/store.js';
+import { createAdminServer } from './admin/admin-listener.js';
 import { buildApp } from './app.js';
 import { InFlight } from './in-flight.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -34,10 +36,14 @@ export interface GatewayOptions {
   /** How often to release holds left behind by a crash. */
   holdSweepMs?: number;
   metrics?: Metrics;
+  /** Serve the admin API on a server of its own (`adminServer`), and not through `app`'s listener. */
+  adminListener?: boolean;
 }
 
 export interface Gateway {
   app: FastifyInstance;
+  /** With `adminListener`: the admin API's server, for the caller to `listen` once `app` is ready. */
+  adminServer?: Server;
   authenticator: Authenticator;
   billing: BillingService;
   /** Stops background work, closes the app and the upstream pools (not the store or limiter). */
@@ -96,7 +102,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     metrics: options.metrics ?? createMetrics(),
     logger: options.logger,
     now,
+    adminListener: options.adminListener === true,
   });
+  const adminServer = options.adminListener === true ? createAdminServer(app, options.config.limits) : undefined;
 
   await authenticator.checkRevision();
   await billing.releaseExpired();
@@ -114,6 +122,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   let closing: Promise<void> | undefined;
   return {
     app,
+    ...(adminServer === undefined ? {} : { adminServer }),
     authenticator,
     billing,
     close: () => (closing ??= shutDown()),
@@ -121,6 +130,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   async function shutDown(): Promise<void> {
     for (const timer of timers) clearInterval(timer);
+    if (adminServer?.listening === true) {
+      const closed = new Promise<void>((resolve) => adminServer.close(() => resolve()));
+      adminServer.closeIdleConnections();
+      await closed;
+    }
     await app.close();
     // Streams cut by the drain settle asynchronously after their connection is gone.
     await inFlight.drained();

@@ -35,6 +35,15 @@ export function listenAddress(env: Env): { host: string; port: number } {
   return { host: env[ENV.host] ?? DEFAULT_HOST, port };
 }
 
+/** `TOLLGATE_ADMIN_PORT`, or undefined when the admin API shares the public port. */
+export function adminPort(env: Env): number | undefined {
+  const value = env[ENV.adminPort];
+  if (value === undefined || value === '') return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`${ENV.adminPort} must be a port number, got ${JSON.stringify(value)}`);
+  return port;
+}
+
 export function databaseUrl(env: Env): string {
   return env[ENV.databaseUrl] ?? DEFAULT_DATABASE_URL;
 }
@@ -48,14 +57,23 @@ export async function startServerProcess(env: Env, options: { migrate: boolean; 
   const logger = createLogger(env);
   const config = loadConfig(env[ENV.config]);
   const { host, port } = listenAddress(env);
+  const separateAdminPort = adminPort(env);
   const store = await openStore(databaseUrl(env), { migrate: options.migrate });
   const metrics = createMetrics();
   const limits = await setUpLimits(env, config, { clusterWorker: options.clusterWorker, logger, metrics });
-  const gateway = await createGateway({ config, store, limiter: limits.limiter, logger, env, metrics });
+  const gateway = await createGateway({ config, store, limiter: limits.limiter, logger, env, metrics, adminListener: separateAdminPort !== undefined });
   // A key disabled through any instance is refused here at once (the store revision poll is the fallback).
   const unsubscribe = await limits.keyEvents?.subscribe(() => gateway.authenticator.invalidate());
   await gateway.app.listen({ host, port });
   const bound = gateway.app.server.address() as AddressInfo;
+  const adminServer = gateway.adminServer;
+  if (adminServer !== undefined) {
+    await new Promise<void>((resolve, reject) => {
+      adminServer.once('error', reject);
+      adminServer.listen(separateAdminPort, host, () => resolve());
+    });
+    logger.info({ port: (adminServer.address() as AddressInfo).port }, 'admin API listening on its own port');
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () =>

@@ -8,7 +8,14 @@
 import type { Kysely } from 'kysely';
 import type { Database, StoreEngine } from './schema.js';
 import type {
+  AccountCursor,
+  AccountFilter,
   AccountRecord,
+  AdminTokenRecord,
+  AuditDraft,
+  AuditEntry,
+  Page,
+  PageRequest,
   ApiKeyRecord,
   Charge,
   KeyWithAccount,
@@ -20,6 +27,8 @@ import type {
   StoredResponse,
   UsageRow,
 } from './store.js';
+import * as admin from './admin-queries.js';
+import { auditedChange, readAccount, readAdminToken } from './audited-change.js';
 import * as holds from './hold-queries.js';
 import type { Transact } from './hold-queries.js';
 import type { HoldStatements } from './sqlite-hold-statements.js';
@@ -92,10 +101,10 @@ export class KyselyStore implements Store {
     this.afterClose();
   }
 
-  async createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }): Promise<AccountRecord> {
+  async createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord> {
     ledger.assertNonNegativeAmount(account.openingBalanceNanos, 'opening balance');
     const createdAt = this.nowMilliseconds();
-    await this.transact(async (transaction) => {
+    await this.transact((transaction) => this.auditAccount(transaction, account.id, audit, async () => {
       await transaction
         .insertInto('accounts')
         .values({
@@ -122,7 +131,8 @@ export class KyselyStore implements Store {
         });
       }
       await bumpRevision(transaction);
-    });
+      return true;
+    }));
     return this.requireAccount(account.id);
   }
 
@@ -138,10 +148,10 @@ export class KyselyStore implements Store {
     return byName === undefined ? undefined : decodeAccount(byName);
   }
 
-  async credit(accountId: string, amountNanos: bigint, note: string | null): Promise<AccountRecord> {
+  async credit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord> {
     if (typeof amountNanos !== 'bigint' || amountNanos <= 0n) throw new RangeError(`credit amount must be a bigint > 0, got ${String(amountNanos)}`);
     const createdAt = this.nowMilliseconds();
-    await this.transact(async (transaction) => {
+    await this.transact((transaction) => this.auditAccount(transaction, accountId, audit, async () => {
       const updated = await transaction
         .updateTable('accounts')
         .set((eb) => ({ balance_nanos: eb('balance_nanos', '+', amountNanos) }))
@@ -160,8 +170,51 @@ export class KyselyStore implements Store {
         createdAt,
       });
       await bumpRevision(transaction);
-    });
+      return true;
+    }));
     return this.requireAccount(accountId);
+  }
+
+  listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>> {
+    return admin.listAccountsPage(this.db, this.engine, filter, page);
+  }
+
+  async renameAccount(accountId: string, name: string, audit?: AuditDraft<AccountRecord>): Promise<boolean> {
+    return this.transact((transaction) => this.auditAccount(transaction, accountId, audit, async () => {
+      const updated = await transaction.updateTable('accounts').set({ name }).where('id', '=', accountId).executeTakeFirst();
+      if (updated.numUpdatedRows !== 1n) return false;
+      await bumpRevision(transaction);
+      return true;
+    }));
+  }
+
+  async debit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord | undefined> {
+    if (typeof amountNanos !== 'bigint' || amountNanos <= 0n) throw new RangeError(`debit amount must be a bigint > 0, got ${String(amountNanos)}`);
+    const createdAt = this.nowMilliseconds();
+    const done = await this.transact((transaction) => this.auditAccount(transaction, accountId, audit, async () => {
+      // The guard is in the UPDATE itself, so concurrent debits and holds cannot pass it together.
+      const updated = await transaction
+        .updateTable('accounts')
+        .set((eb) => ({ balance_nanos: eb('balance_nanos', '-', amountNanos) }))
+        .where('id', '=', accountId)
+        .where((eb) => eb(eb('balance_nanos', '-', eb.ref('reserved_nanos')), '>=', amountNanos))
+        .executeTakeFirst();
+      if (updated.numUpdatedRows !== 1n) return false;
+      await ledger.appendLedgerEntry(transaction, {
+        accountId,
+        kind: 'debit',
+        amountNanos,
+        requestId: null,
+        keyId: null,
+        model: null,
+        tokens: ledger.NO_TOKENS,
+        note,
+        createdAt,
+      });
+      await bumpRevision(transaction);
+      return true;
+    }));
+    return done ? this.requireAccount(accountId) : undefined;
   }
 
   async createKey(key: ApiKeyRecord): Promise<void> {
@@ -220,17 +273,14 @@ export class KyselyStore implements Store {
     });
   }
 
-  /**
-   * Not part of the Store contract yet (nothing else can disable an account); used by tests and
-   * meant for the admin CLI. Returns false when no such account exists.
-   */
-  async setAccountDisabled(accountId: string, disabled: boolean): Promise<boolean> {
-    return this.transact(async (transaction) => {
+  /** Returns false when no such account exists. */
+  async setAccountDisabled(accountId: string, disabled: boolean, audit?: AuditDraft<AccountRecord>): Promise<boolean> {
+    return this.transact((transaction) => this.auditAccount(transaction, accountId, audit, async () => {
       const updated = await transaction.updateTable('accounts').set({ disabled: disabled ? 1 : 0 }).where('id', '=', accountId).executeTakeFirst();
       if (updated.numUpdatedRows !== 1n) return false;
       await bumpRevision(transaction);
       return true;
-    });
+    }));
   }
 
   async findKeyByHash(hash: string): Promise<KeyWithAccount | undefined> {
@@ -295,6 +345,43 @@ export class KyselyStore implements Store {
     return ledger.usageReport(this.db, filter);
   }
 
+  listLedgerPage(accountId: string, page: PageRequest<number>): Promise<Page<LedgerEntry, number>> {
+    return admin.listLedgerPage(this.db, accountId, page);
+  }
+
+  async createAdminToken(token: AdminTokenRecord, audit?: AuditDraft<AdminTokenRecord>): Promise<void> {
+    await this.transact((transaction) =>
+      auditedChange(transaction, { engine: this.engine, type: 'admin_token', id: token.id, read: readAdminToken }, audit, this.now(), async () => {
+        await admin.createAdminToken(transaction, token);
+        return true;
+      }),
+    );
+  }
+
+  listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return admin.listAdminTokens(this.db);
+  }
+
+  findAdminToken(idOrPrefix: string): Promise<AdminTokenRecord | undefined> {
+    return admin.findAdminToken(this.db, idOrPrefix);
+  }
+
+  findAdminTokenByHash(hash: string): Promise<AdminTokenRecord | undefined> {
+    return admin.findAdminTokenByHash(this.db, hash);
+  }
+
+  setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean> {
+    return this.transact((transaction) =>
+      auditedChange(transaction, { engine: this.engine, type: 'admin_token', id: tokenId, read: readAdminToken }, audit, this.now(), () =>
+        admin.setAdminTokenDisabled(transaction, tokenId, disabled),
+      ),
+    );
+  }
+
+  listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>> {
+    return admin.listAudit(this.db, filter, page);
+  }
+
   saveResponse(response: StoredResponse): Promise<void> {
     return responses.saveResponse(this.db, response);
   }
@@ -317,6 +404,10 @@ export class KyselyStore implements Store {
 
   removeInstance(id: string): Promise<void> {
     return instances.removeInstance(this.db, id);
+  }
+
+  private auditAccount(transaction: Kysely<Database>, accountId: string, audit: AuditDraft<AccountRecord> | undefined, change: () => Promise<boolean>): Promise<boolean> {
+    return auditedChange(transaction, { engine: this.engine, type: 'account', id: accountId, read: readAccount }, audit, this.now(), change);
   }
 
   private nowMilliseconds(): number {

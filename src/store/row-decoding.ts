@@ -3,7 +3,7 @@
  * (see schema.ts), and a row is data from outside, so every value is checked here rather than
  * trusted: a wrong type throws instead of turning into NaN or a silently rounded amount.
  */
-import type { AccountRecord, ApiKeyRecord, LedgerEntry, UsageRow } from './store.js';
+import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, LedgerEntry, UsageRow } from './store.js';
 
 /** Raised when a row holds something the schema does not allow: a bug or a foreign database. */
 export class StoreDataError extends Error {
@@ -157,7 +157,7 @@ export interface LedgerRow {
 
 export function decodeLedgerEntry(row: LedgerRow): LedgerEntry {
   const kind = toText(row.kind, 'ledger.kind');
-  if (kind !== 'credit' && kind !== 'charge' && kind !== 'excess') throw new StoreDataError(`ledger.kind: unknown kind ${JSON.stringify(kind)}`);
+  if (kind !== 'credit' && kind !== 'charge' && kind !== 'excess' && kind !== 'debit') throw new StoreDataError(`ledger.kind: unknown kind ${JSON.stringify(kind)}`);
   return {
     id: toSafeNumber(row.id, 'ledger.id'),
     accountId: toText(row.account_id, 'ledger.account_id'),
@@ -207,4 +207,28 @@ function describe(value: unknown): string {
   if (typeof value === 'string') return `text ${JSON.stringify(value.slice(0, 40))}`;
   if (typeof value === 'number') return `number ${value}`;
   return typeof value;
+}
+
+export interface AdminTokenRow {
+  id: unknown;
+  name: unknown;
+  role: unknown;
+  prefix: unknown;
+  hash: unknown;
+  disabled: unknown;
+  created_at: unknown;
+}
+
+export function decodeAdminToken(row: AdminTokenRow): AdminTokenRecord {
+  const role = toText(row.role, 'admin_tokens.role');
+  if (role !== 'owner' && role !== 'operator' && role !== 'viewer') throw new StoreDataError(`admin_tokens.role: unknown role ${JSON.stringify(role)}`);
+  return {
+    id: toText(row.id, 'admin_tokens.id'),
+    name: toNullableText(row.name, 'admin_tokens.name'),
+    role,
+    prefix: toText(row.prefix, 'admin_tokens.prefix'),
+    hash: toText(row.hash, 'admin_tokens.hash'),
+    disabled: toFlag(row.disabled, 'admin_tokens.disabled'),
+    createdAt: toDate(row.created_at, 'admin_tokens.created_at'),
+  };
 }

@@ -10,7 +10,7 @@
  * (SQLite has no boolean type and better-sqlite3 cannot bind one).
  */
 import type { ColumnType, Generated } from 'kysely';
-import type { Store } from './store.js';
+import type { AdminRole, Store } from './store.js';
 
 export type StoreEngine = Store['engine'];
 
@@ -68,7 +68,7 @@ export interface HoldsTable {
 }
 
 /** `excess` (migration 0003): cost reported beyond a hold, recorded and never debited. */
-export type LedgerKind = 'credit' | 'charge' | 'excess';
+export type LedgerKind = 'credit' | 'charge' | 'excess' | 'debit';
 
 export interface LedgerTable {
   id: Generated<bigint | number>;
@@ -113,7 +113,32 @@ export interface InstancesTable {
   last_seen_at: Int64;
 }
 
+/** Tokens of the admin API (migration 0005); like API keys, only their hash is kept. */
+export interface AdminTokensTable {
+  id: string;
+  name: string | null;
+  role: AdminRole;
+  prefix: string;
+  hash: string;
+  disabled: Int32;
+  created_at: Int64;
+}
+
+/** Append-only record of admin mutations (migration 0005); before/after are JSON text. */
+export interface AuditLogTable {
+  id: Generated<bigint | number>;
+  at: Int64;
+  admin_token_id: string | null;
+  action: string;
+  target_type: string;
+  target_id: string;
+  before: string | null;
+  after: string | null;
+}
+
 export interface Database {
+  admin_tokens: AdminTokensTable;
+  audit_log: AuditLogTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   holds: HoldsTable;

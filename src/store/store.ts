@@ -69,9 +69,10 @@ export interface HoldCheckpoint {
 export interface LedgerEntry extends TokenCounts {
   id: number;
   accountId: string;
-  kind: 'credit' | 'charge' | 'excess';
+  kind: 'credit' | 'charge' | 'excess' | 'debit';
   /**
-   * Always ≥ 0; a charge subtracts it from the balance, a credit adds it; an excess (cost an
+   * Always ≥ 0; a charge or a debit (an operator's adjustment) subtracts it from the balance, a
+   * credit adds it; an excess (cost an
    * upstream reported beyond the request's hold) is recorded for the operator and moves nothing.
    */
   amountNanos: bigint;
@@ -123,6 +124,71 @@ export interface InstanceRecord {
   lastSeenAt: Date;
 }
 
+export type AdminRole = 'owner' | 'operator' | 'viewer';
+
+export interface AdminTokenRecord {
+  id: string;
+  name: string | null;
+  role: AdminRole;
+  /** The first characters of the secret (`tg-admin-ab`), safe to show. */
+  prefix: string;
+  /** SHA-256 of the whole secret, lowercase hex. */
+  hash: string;
+  disabled: boolean;
+  createdAt: Date;
+}
+
+export interface NewAuditEntry {
+  /** Null when the change came through the CLI. */
+  adminTokenId: string | null;
+  action: string;
+  targetType: string;
+  targetId: string;
+  before: unknown;
+  after: unknown;
+}
+
+/**
+ * An audit row for a store change, written in the change's own transaction: the store reads the
+ * record before and after the change (inside that transaction) and shows both through `view`.
+ */
+export interface AuditDraft<T> {
+  adminTokenId: string | null;
+  action: string;
+  view: (record: T) => object;
+  /** Added to the after image (the reason of a credit, say). */
+  details?: Record<string, unknown>;
+}
+
+export interface AuditEntry extends NewAuditEntry {
+  id: number;
+  at: Date;
+}
+
+/** Keyset pagination: at most `limit` rows after the cursor (exclusive), in the listing's order. */
+export interface PageRequest<Cursor> {
+  limit: number;
+  after?: Cursor;
+}
+
+export interface Page<Row, Cursor> {
+  rows: Row[];
+  /** Where the next page starts; absent on the last page. */
+  next?: Cursor;
+}
+
+/** Accounts sort by creation time, then id. */
+export interface AccountCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export interface AccountFilter {
+  /** Names containing this text (case-sensitive). */
+  nameContains?: string;
+  status?: 'active' | 'disabled';
+}
+
 export interface Store {
   /** Creates or upgrades the schema. Idempotent; safe while other processes use the database. */
   migrate(): Promise<void>;
@@ -130,14 +196,23 @@ export interface Store {
   /** `sqlite` or `postgres`. */
   readonly engine: 'sqlite' | 'postgres';
 
-  createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }): Promise<AccountRecord>;
+  createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord>;
   listAccounts(): Promise<AccountRecord[]>;
   /** By id, or else by name. */
   findAccount(idOrName: string): Promise<AccountRecord | undefined>;
   /** Returns false when no such account exists. A disabled account's keys are refused (401). */
-  setAccountDisabled(accountId: string, disabled: boolean): Promise<boolean>;
+  setAccountDisabled(accountId: string, disabled: boolean, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
+  /** One page of accounts, oldest first. */
+  listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>>;
+  /** Returns false when no such account exists. */
+  renameAccount(accountId: string, name: string, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
+  /**
+   * Appends a debit entry and subtracts the amount, atomically, only if the balance less its open
+   * holds covers it (so a balance never goes below zero). Returns undefined when it does not.
+   */
+  debit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord | undefined>;
   /** Adds a credit entry to the ledger and the amount to the balance, atomically. */
-  credit(accountId: string, amountNanos: bigint, note: string | null): Promise<AccountRecord>;
+  credit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord>;
 
   createKey(key: ApiKeyRecord): Promise<void>;
   listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
@@ -178,6 +253,18 @@ export interface Store {
   countOpenHolds(accountId?: string): Promise<number>;
 
   listLedger(accountId: string): Promise<LedgerEntry[]>;
+  /** One page of an account's ledger, oldest first; the cursor is an entry id. */
+  listLedgerPage(accountId: string, page: PageRequest<number>): Promise<Page<LedgerEntry, number>>;
+
+  createAdminToken(token: AdminTokenRecord, audit?: AuditDraft<AdminTokenRecord>): Promise<void>;
+  listAdminTokens(): Promise<AdminTokenRecord[]>;
+  /** By id, or else by prefix. */
+  findAdminToken(idOrPrefix: string): Promise<AdminTokenRecord | undefined>;
+  findAdminTokenByHash(hash: string): Promise<AdminTokenRecord | undefined>;
+  /** Returns false when no such token exists. */
+  setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean>;
+  /** One page of the audit log, oldest first; the cursor is an entry id. */
+  listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>>;
 
   /** Keeps a response; written before the final event is sent. Replaces one with the same id. */
   saveResponse(response: StoredResponse): Promise<void>;

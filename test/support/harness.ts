@@ -3,6 +3,7 @@
  * client pointed at it. What `serve` does, minus the process-level parts.
  */
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { pino, type Logger } from 'pino';
 import { createAccount } from '../../src/admin/accounts.js';
@@ -20,6 +21,8 @@ import { createTestDatabase, redisUrl, type TestDatabase } from './databases.js'
 
 export interface Harness {
   baseUrl: string;
+  /** With `adminListener`: where the admin API is served instead. */
+  adminBaseUrl?: string;
   store: Store;
   gateway: Gateway;
   database: TestDatabase;
@@ -38,6 +41,8 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Where the gateway's pino logs go (silent by default). */
   logger?: Logger;
+  /** Serve the admin API on a listener of its own (as TOLLGATE_ADMIN_PORT does). */
+  adminListener?: boolean;
 }
 
 /** Connected before use, as `serve` does: the client has no offline queue, and the limiter fails closed. */
@@ -54,12 +59,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const limiter = options.limiter ?? ((options.engine ?? 'sqlite') === 'postgres' && redisUrl !== undefined ? await redisLimiter(redisUrl) : createMemoryLimiter());
   const config = parseConfig(options.catalog ?? testCatalog(), 'test catalog');
   const logger = options.logger ?? pino({ level: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent' });
-  const gateway = await createGateway({ config, store, limiter, logger, env: options.env ?? {}, revisionPollMs: 100 });
+  const gateway = await createGateway({ config, store, limiter, logger, env: options.env ?? {}, revisionPollMs: 100, adminListener: options.adminListener === true });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const baseUrl = address.replace('localhost', '127.0.0.1');
+  const adminServer = gateway.adminServer;
+  const adminBaseUrl = adminServer === undefined ? undefined : await new Promise<string>((resolve) => {
+    adminServer.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(adminServer.address() as AddressInfo).port}`));
+  });
   let accounts = 0;
   return {
     baseUrl,
+    ...(adminBaseUrl === undefined ? {} : { adminBaseUrl }),
     store,
     gateway,
     database,

@@ -16,6 +16,7 @@ import { initialMigration } from './0001-initial.js';
 import { responsesAndInstancesMigration } from './0002-responses-and-instances.js';
 import { boundedChargesMigration } from './0003-bounded-charges.js';
 import { cacheWriteMigration } from './0004-cache-write.js';
+import { adminMigration } from './0005-admin.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -24,6 +25,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0002-responses-and-instances': responsesAndInstancesMigration(),
     '0003-bounded-charges': boundedChargesMigration(engine),
     '0004-cache-write': cacheWriteMigration(),
+    '0005-admin': adminMigration(engine),
   };
 }
 

@@ -1,0 +1,26 @@
+/**
+ * The audit log: who changed what, when, from what to what. Every admin mutation (CLI or HTTP)
+ * hands the store an `auditDraft`, and the store writes the row in the change's own transaction
+ * (a change is never without its row, nor a row without its change); rows are never edited.
+ */
+import type { AuditDraft, AuditEntry, Page, Store } from '../store/store.js';
+
+/** Who makes a change: an admin token (HTTP), or null for the CLI (whoever holds the database URL). */
+export interface Actor {
+  adminTokenId: string | null;
+}
+
+export const CLI_ACTOR: Actor = Object.freeze({ adminTokenId: null });
+
+/** The audit row of one change by `actor`, its record shown through `view` before and after. */
+export function auditDraft<T>(actor: Actor, action: string, view: (record: T) => object, details?: Record<string, unknown>): AuditDraft<T> {
+  return { adminTokenId: actor.adminTokenId, action, view, ...(details === undefined ? {} : { details }) };
+}
+
+export async function listAudit(
+  store: Store,
+  filter: { targetType?: string; targetId?: string },
+  page: { limit: number; after?: number },
+): Promise<Page<AuditEntry, number>> {
+  return store.listAudit(filter, page);
+}

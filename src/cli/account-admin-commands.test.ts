@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '../store/open-store.js';
+import { runCli } from './program.js';
+
+let directory: string;
+let databaseUrl: string;
+
+beforeEach(() => {
+  directory = mkdtempSync(join(tmpdir(), 'tollgate-cli-accounts-'));
+  databaseUrl = `sqlite:${join(directory, 'tollgate.db')}`;
+});
+
+afterEach(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+async function tollgate(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, {
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    env: { TOLLGATE_DATABASE_URL: databaseUrl },
+    serve: async () => undefined,
+  });
+  return { code, stdout, stderr };
+}
+
+async function tollgateJson(argv: string[]): Promise<Record<string, unknown>> {
+  const run = await tollgate([...argv, '--json']);
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  return JSON.parse(run.stdout) as Record<string, unknown>;
+}
+
+describe('accounts debit, rename, disable, enable (the services the admin API uses)', () => {
+  it('debits with a reason, never below zero, and audits each change with no admin token', async () => {
+    const created = await tollgateJson(['accounts', 'create', '--name', 'acme', '--balance', '3']);
+    expect(await tollgateJson(['accounts', 'debit', 'acme', '--amount', '1.25', '--reason', 'correction'])).toMatchObject({ balance_usd: '1.75' });
+    const refused = await tollgate(['accounts', 'debit', 'acme', '--amount', '2', '--reason', 'too much']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe('error: a debit of 2 USD would take the balance below zero (available: 1.75 USD)\n');
+    expect((await tollgate(['accounts', 'debit', 'acme', '--amount', '1'])).code).not.toBe(0);
+    expect(await tollgateJson(['accounts', 'credit', 'acme', '--amount', '1', '--reason', 'bonus'])).toMatchObject({ balance_usd: '2.75' });
+
+    expect(await tollgateJson(['accounts', 'rename', 'acme', '--name', 'acme-2'])).toMatchObject({ id: created.id, name: 'acme-2' });
+    expect(await tollgateJson(['accounts', 'disable', 'acme-2'])).toMatchObject({ disabled: true });
+    expect(await tollgateJson(['accounts', 'enable', String(created.id)])).toMatchObject({ disabled: false });
+
+    const store = await openStore(databaseUrl, { migrate: false });
+    try {
+      const ledger = await store.listLedger(String(created.id));
+      expect(ledger.map((entry) => [entry.kind, entry.note])).toEqual([
+        ['credit', 'opening balance'],
+        ['debit', 'correction'],
+        ['credit', 'bonus'],
+      ]);
+      const audit = await store.listAudit({ targetId: String(created.id) }, { limit: 20 });
+      expect(audit.rows.map((row) => [row.action, row.adminTokenId])).toEqual([
+        ['account.create', null],
+        ['account.debit', null],
+        ['account.credit', null],
+        ['account.rename', null],
+        ['account.disable', null],
+        ['account.enable', null],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a taken name and an unknown account', async () => {
+    await tollgateJson(['accounts', 'create', '--name', 'one']);
+    await tollgateJson(['accounts', 'create', '--name', 'two']);
+    const taken = await tollgate(['accounts', 'rename', 'one', '--name', 'two']);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toBe('error: an account named "two" already exists\n');
+    const unknown = await tollgate(['accounts', 'disable', 'nobody']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('error: no account with id or name "nobody"\n');
+  });
+});

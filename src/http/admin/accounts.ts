@@ -1,0 +1,126 @@
+/** `/admin/v1/accounts`: create, list, get, rename, disable/enable, credit, debit, ledger. */
+import { z } from 'zod';
+import {
+  createAccount,
+  creditAccount,
+  debitAccount,
+  listAccountsPage,
+  listLedgerPage,
+  renameAccount,
+  requireAccount,
+  setAccountDisabled,
+} from '../../admin/accounts.js';
+import { accountView, ledgerEntryView } from '../../admin/views.js';
+import { requireRole } from './auth.js';
+import { actorOf, type AdminApp, type AdminRouteDeps } from './context.js';
+import { decodeAccountCursor, decodeIdCursor, encodeAccountCursor, encodeIdCursor } from './cursor.js';
+import { accountSchema, errorResponses, errorSchema, ledgerEntrySchema, pageOf, pageQuery, usdAmount } from './schemas.js';
+
+const tags = ['accounts'];
+const accountParams = z.object({ account: z.string().min(1).max(200).describe('Account id or name.') });
+const adjustment = z.object({
+  amount_usd: usdAmount,
+  reason: z.string().trim().min(1).max(500).describe('Why: kept on the ledger entry and in the audit log.'),
+});
+
+export function registerAccountRoutes(app: AdminApp, deps: AdminRouteDeps): void {
+  const { store } = deps;
+  const read = { preHandler: requireRole('viewer') };
+  const write = { preHandler: requireRole('operator') };
+
+  app.post('/accounts', {
+    ...write,
+    schema: {
+      tags,
+      summary: 'Create an account',
+      body: z.object({ name: z.string().max(200), balance_usd: usdAmount.optional() }),
+      response: { 201: accountSchema, 409: errorSchema, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const account = await createAccount(store, { name: request.body.name, balanceUsd: request.body.balance_usd }, actorOf(request));
+    return reply.code(201).send(accountView(account));
+  });
+
+  app.get('/accounts', {
+    ...read,
+    schema: {
+      tags,
+      summary: 'List accounts, oldest first',
+      querystring: pageQuery.extend({
+        name: z.string().max(200).optional().describe('Only accounts whose name contains this text.'),
+        status: z.enum(['active', 'disabled']).optional(),
+      }),
+      response: { 200: pageOf(accountSchema), ...errorResponses },
+    },
+  }, async (request) => {
+    const { limit, cursor, name, status } = request.query;
+    const page = await listAccountsPage(store, { nameContains: name, status }, { limit, after: decodeAccountCursor(cursor) });
+    return { data: page.rows.map((account) => accountView(account)), has_more: page.next !== undefined, next_cursor: encodeAccountCursor(page.next) };
+  });
+
+  app.get('/accounts/:account', {
+    ...read,
+    schema: { tags, summary: 'Get an account', params: accountParams, response: { 200: accountSchema, ...errorResponses } },
+  }, async (request) => accountView(await requireAccount(store, request.params.account)));
+
+  app.patch('/accounts/:account', {
+    ...write,
+    schema: {
+      tags,
+      summary: 'Rename an account',
+      params: accountParams,
+      body: z.object({ name: z.string().max(200) }),
+      response: { 200: accountSchema, 409: errorSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    const account = await renameAccount(store, request.params.account, request.body.name, actorOf(request));
+    deps.accountsChanged();
+    return accountView(account);
+  });
+
+  for (const [action, disabled] of [['disable', true], ['enable', false]] as const) {
+    app.post(`/accounts/:account/${action}`, {
+      ...write,
+      schema: {
+        tags,
+        summary: disabled ? "Disable an account (its keys are refused within a second)" : 'Enable an account',
+        params: accountParams,
+        response: { 200: accountSchema, ...errorResponses },
+      },
+    }, async (request) => {
+      const account = await setAccountDisabled(store, request.params.account, disabled, actorOf(request));
+      deps.accountsChanged();
+      return accountView(account);
+    });
+  }
+
+  app.post('/accounts/:account/credit', {
+    ...write,
+    schema: { tags, summary: 'Add credit (a ledger entry)', params: accountParams, body: adjustment, response: { 200: accountSchema, ...errorResponses } },
+  }, async (request) => {
+    const { amount_usd: amount, reason } = request.body;
+    return accountView(await creditAccount(store, request.params.account, amount, reason, actorOf(request)));
+  });
+
+  app.post('/accounts/:account/debit', {
+    ...write,
+    schema: {
+      tags,
+      summary: 'Take credit off (a ledger entry); refused with 409 when the balance less open holds does not cover it',
+      params: accountParams,
+      body: adjustment,
+      response: { 200: accountSchema, 409: errorSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    const { amount_usd: amount, reason } = request.body;
+    return accountView(await debitAccount(store, request.params.account, amount, reason, actorOf(request)));
+  });
+
+  app.get('/accounts/:account/ledger', {
+    ...read,
+    schema: { tags, summary: "An account's ledger, oldest first", params: accountParams, querystring: pageQuery, response: { 200: pageOf(ledgerEntrySchema), ...errorResponses } },
+  }, async (request) => {
+    const page = await listLedgerPage(store, request.params.account, { limit: request.query.limit, after: decodeIdCursor(request.query.cursor) });
+    return { data: page.rows.map(ledgerEntryView), has_more: page.next !== undefined, next_cursor: encodeIdCursor(page.next) };
+  });
+}

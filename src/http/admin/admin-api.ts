@@ -1,0 +1,77 @@
+/**
+ * The admin API under `/admin/v1`: an encapsulated Fastify plugin with its own authentication
+ * (admin tokens, see auth.ts), zod validation and the OpenAPI document generated from the same
+ * schemas. One file per resource registers its routes; later resources (keys, usage, catalog,
+ * request log) slot in beside them. Errors become GatewayErrors here and are rendered, like every
+ * other answer, by the app's one error handler.
+ */
+import fastifySwagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { AdminError } from '../../admin/admin-error.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { parseJsonBody } from '../body.js';
+import { registerAccountRoutes } from './accounts.js';
+import { registerAdminTokenRoutes } from './admin-tokens.js';
+import { registerAuditRoutes } from './audit.js';
+import { createAdminAuthentication, requireRole } from './auth.js';
+import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
+import type { AdminRouteDeps } from './context.js';
+
+export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { separateListener: boolean }): void {
+  app.decorateRequest('adminToken', null);
+  // Root-level, so it also keeps /v1 off the admin listener.
+  if (deps.separateListener) app.addHook('onRequest', listenerGate);
+  // Loaded with the app's other plugins when it starts (ready or listen).
+  void app.register(
+    async (scope) => {
+      // The app keeps bodies as text for the /v1 decoders; here the schemas want the parsed JSON
+      // (with the same depth bound). An empty body is no body: routes without one ignore it.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+        try {
+          done(null, body === '' ? undefined : parseJsonBody(body));
+        } catch (error) {
+          done(error instanceof Error ? error : new Error(String(error)), undefined);
+        }
+      });
+      scope.setValidatorCompiler(validatorCompiler);
+      scope.setSerializerCompiler(serializerCompiler);
+      await scope.register(fastifySwagger, {
+        openapi: {
+          openapi: '3.1.0',
+          info: { title: 'Tollgate admin API', version: '1', description: 'Accounts, credit, admin tokens and the audit log. Authenticate with `Authorization: Bearer tg-admin-…`.' },
+          components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
+          security: [{ adminToken: [] }],
+        },
+        transform: jsonSchemaTransform,
+        transformObject: jsonSchemaTransformObject,
+      });
+      scope.addHook('onRequest', createAdminAuthentication(deps));
+      scope.setErrorHandler((error) => {
+        // Thrown on to the app's handler, which renders it in the spec's format.
+        throw toAdminGatewayError(error);
+      });
+      const typed = scope.withTypeProvider<ZodTypeProvider>();
+      registerAccountRoutes(typed, deps);
+      registerAdminTokenRoutes(typed, deps);
+      registerAuditRoutes(typed, deps);
+      typed.get('/openapi.json', { preHandler: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
+    },
+    { prefix: ADMIN_PATH_PREFIX },
+  );
+}
+
+function toAdminGatewayError(error: unknown): unknown {
+  if (error instanceof AdminError) {
+    const kind = error.kind === 'invalid_input' ? 'invalid_request' : error.kind;
+    return new GatewayError(kind, { message: error.message });
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const first = error.validation[0];
+    const param = first === undefined ? null : first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+    const where = param === null || param === '' ? '' : ` ${param}:`;
+    return new GatewayError('invalid_request', { message: `Invalid request:${where} ${first?.message ?? 'invalid value'}`, param: param === '' ? null : param });
+  }
+  return error;
+}

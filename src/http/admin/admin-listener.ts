@@ -1,0 +1,37 @@
+/**
+ * The admin API on a listener of its own (`TOLLGATE_ADMIN_PORT`), so operators can keep it off the
+ * public interface. One Fastify app still serves both (same hooks, errors and request ids): the
+ * admin listener hands its requests to the app's router and marks them, and a gate refuses each
+ * listener's routes on the other as unknown (the spec's 404), so /admin/v1 is not on the public
+ * port and /v1 is not on the admin one.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { ConfigFile } from '../../config/schema.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+
+export const ADMIN_PATH_PREFIX = '/admin/v1';
+
+const fromAdminListener = new WeakSet<IncomingMessage>();
+
+function isAdminPath(url: string): boolean {
+  const path = url.split('?', 1)[0] ?? url;
+  return path === ADMIN_PATH_PREFIX || path.startsWith(`${ADMIN_PATH_PREFIX}/`);
+}
+
+/** A root onRequest hook: with a separate admin listener, each listener serves only its own routes. */
+export const listenerGate: onRequestAsyncHookHandler = async (request) => {
+  if (isAdminPath(request.url) !== fromAdminListener.has(request.raw)) throw GatewayError.routeNotFound(request.method, request.url);
+};
+
+/** The admin listener's server, with the public one's receive timeouts; `listen` it once the app is ready. */
+export function createAdminServer(app: FastifyInstance, limits: ConfigFile['limits']): Server {
+  const server = createServer(
+    { headersTimeout: limits.headers_timeout_ms, requestTimeout: limits.request_timeout_ms, keepAliveTimeout: limits.keep_alive_timeout_ms },
+    (request, response) => {
+      fromAdminListener.add(request);
+      app.routing(request, response);
+    },
+  );
+  return server;
+}

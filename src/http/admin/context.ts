@@ -1,0 +1,23 @@
+/** What every admin route file is handed: the store, and how to tell this process's /v1 key cache of a change. */
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Actor } from '../../admin/audit.js';
+import type { Limiter } from '../../ratelimit/limiter.js';
+import type { Store } from '../../store/store.js';
+import { adminTokenOf } from './auth.js';
+
+export type AdminApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
+
+export interface AdminRouteDeps {
+  store: Store;
+  /** Counts failed authentications per address, as on /v1. */
+  limiter: Limiter;
+  authFailuresPerMinute: number;
+  /** Called after a change to accounts, so this process's key cache forgets them at once. */
+  accountsChanged: () => void;
+}
+
+/** The audit actor of a request: its admin token. */
+export function actorOf(request: FastifyRequest): Actor {
+  return { adminTokenId: adminTokenOf(request).id };
+}

@@ -1,0 +1,86 @@
+/**
+ * The zod schemas of the admin API: they validate requests, shape responses, and are the source of
+ * its OpenAPI document (openapi.ts), so the three cannot drift apart.
+ */
+import { z } from 'zod';
+
+export const errorSchema = z
+  .object({
+    error: z.object({
+      message: z.string(),
+      type: z.string(),
+      param: z.string().optional(),
+      code: z.string(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+/** The error answers every authenticated route may give. */
+export const errorResponses = {
+  400: errorSchema,
+  401: errorSchema,
+  403: errorSchema,
+  404: errorSchema,
+} as const;
+
+export const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe('Most rows in one page (1–200).'),
+  cursor: z.string().max(500).optional().describe('`next_cursor` of the previous page.'),
+});
+
+/** A page of `item`: `next_cursor` is null on the last page. */
+export function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() });
+}
+
+export const usdAmount = z.string().max(40).describe('A USD amount in decimal, like "5" or "0.25" (at most 9 decimals).');
+
+export const accountSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    balance_usd: z.string(),
+    reserved_usd: z.string(),
+    disabled: z.boolean(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'Account' });
+
+export const ledgerEntrySchema = z
+  .object({
+    id: z.number().int(),
+    kind: z.enum(['credit', 'charge', 'excess', 'debit']),
+    amount_usd: z.string(),
+    request_id: z.string().nullable(),
+    key_id: z.string().nullable(),
+    model: z.string().nullable(),
+    note: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'LedgerEntry' });
+
+export const adminRole = z.enum(['owner', 'operator', 'viewer']);
+
+export const adminTokenSchema = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    role: adminRole,
+    prefix: z.string(),
+    disabled: z.boolean(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'AdminToken' });
+
+export const auditEntrySchema = z
+  .object({
+    id: z.number().int(),
+    at: z.string(),
+    admin_token_id: z.string().nullable(),
+    action: z.string(),
+    target_type: z.string(),
+    target_id: z.string(),
+    before: z.unknown(),
+    after: z.unknown(),
+  })
+  .meta({ id: 'AuditEntry' });

@@ -1,0 +1,35 @@
+/**
+ * Made-up admin tokens count against the address's failed authentications like made-up API keys:
+ * past `rate_limits.auth_failures_per_minute`, the spec's 429 before any lookup.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { testCatalog } from '../support/catalog.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const RATE_LIMITED = { error: { message: 'Rate limit exceeded.', type: 'service_api_error', code: '' } };
+
+describe('admin API failed authentications', () => {
+  let harness: Harness;
+  let token: string;
+
+  beforeAll(async () => {
+    harness = await startHarness({ catalog: { ...(testCatalog() as Record<string, unknown>), rate_limits: { auth_failures_per_minute: 3 } } });
+    token = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  const list = (secret: string) => fetch(`${harness.baseUrl}/admin/v1/accounts`, { headers: { authorization: `Bearer ${secret}` } });
+
+  it('a good token costs nothing; 3 made-up ones get 401, the next 429 with retry-after', async () => {
+    for (let index = 0; index < 5; index += 1) expect((await list(token)).status).toBe(200);
+    for (let index = 0; index < 3; index += 1) expect((await list(`tg-admin-madeup${index}`)).status).toBe(401);
+    const limited = await list('tg-admin-madeup-again');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await limited.json()).toEqual(RATE_LIMITED);
+  });
+});
