@@ -11,6 +11,7 @@ import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { adminServerPort } from '../support/admin-client.js';
 import { startGatewayProcess } from '../support/gateway-process.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { rawExchange } from '../support/raw-http.js';
 
 /** A port free right now on loopback (the kernel's pick, released at once). */
 function freePort(): Promise<number> {
@@ -54,6 +55,22 @@ describe('admin API on its own listener', () => {
     const refused = await fetch(`${adminBase}/admin/v1/accounts`);
     expect(refused.status).toBe(401);
     expect(await refused.json()).toEqual({ error: { message: 'Invalid token.', type: 'service_api_error', code: '' } });
+  });
+
+  it('answers malformed HTTP, a missing Host and a refused Expect there in the spec\'s format too', async () => {
+    const cases: Array<[string, number]> = [
+      ['GET /admin/v1/accounts HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n', 400],
+      ['GET /admin/v1/accounts HTTP/1.1\r\n\r\n', 400],
+      ['POST /admin/v1/accounts HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n{}', 417],
+    ];
+    for (const [payload, status] of cases) {
+      const answer = await rawExchange(adminBase, payload);
+      expect(answer.status).toBe(status);
+      expect(answer.headers['x-request-id']).toMatch(/^req_/);
+      const body = JSON.parse(answer.body) as { error: Record<string, unknown> };
+      expect(Object.keys(body.error)).toEqual(expect.arrayContaining(['message', 'type', 'code']));
+      expect(body.error.param).toBeUndefined();
+    }
   });
 
   it('is an unknown route on the public port, even with a good token', async () => {

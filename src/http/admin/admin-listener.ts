@@ -27,11 +27,22 @@ export const listenerGate: onRequestAsyncHookHandler = async (request) => {
 /** The admin listener's server, with the public one's receive timeouts; `listen` it once the app is ready. */
 export function createAdminServer(app: FastifyInstance, limits: ConfigFile['limits']): Server {
   const server = createServer(
-    { headersTimeout: limits.headers_timeout_ms, requestTimeout: limits.request_timeout_ms, keepAliveTimeout: limits.keep_alive_timeout_ms },
+    {
+      headersTimeout: limits.headers_timeout_ms,
+      requestTimeout: limits.request_timeout_ms,
+      keepAliveTimeout: limits.keep_alive_timeout_ms,
+      connectionsCheckingInterval: limits.connections_check_interval_ms,
+      // As on the public port: the app's onRequest hook answers a missing Host in the spec's format.
+      requireHostHeader: false,
+    },
     (request, response) => {
       fromAdminListener.add(request);
       app.routing(request, response);
     },
   );
+  // Parser errors and `Expect` refusals get the same answers in the spec's format as on the public
+  // port: the app's server holds those handlers (app.ts), so they are handed over to it.
+  server.on('clientError', (error: Error, socket) => app.server.emit('clientError', error, socket));
+  server.on('checkExpectation', (request, response) => app.server.emit('checkExpectation', request, response));
   return server;
 }
