@@ -1,40 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../store/open-store.js';
-import { runCli } from './program.js';
+import { useCliOnTempDatabase } from '../../test/support/cli-runner.js';
 
-let directory: string;
-let databaseUrl: string;
-
-beforeEach(() => {
-  directory = mkdtempSync(join(tmpdir(), 'tollgate-cli-accounts-'));
-  databaseUrl = `sqlite:${join(directory, 'tollgate.db')}`;
-});
-
-afterEach(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
-
-async function tollgate(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env: { TOLLGATE_DATABASE_URL: databaseUrl },
-    serve: async () => undefined,
-  });
-  return { code, stdout, stderr };
-}
-
-async function tollgateJson(argv: string[]): Promise<Record<string, unknown>> {
-  const run = await tollgate([...argv, '--json']);
-  expect(run.stderr).toBe('');
-  expect(run.code).toBe(0);
-  return JSON.parse(run.stdout) as Record<string, unknown>;
-}
+const cli = useCliOnTempDatabase('tollgate-cli-accounts-');
+const tollgate = (argv: string[]) => cli.run(argv);
+const tollgateJson = async (argv: string[]) => (await cli.json(argv)) as Record<string, unknown>;
 
 describe('accounts debit, rename, disable, enable (the services the admin API uses)', () => {
   it('debits with a reason, never below zero, and audits each change with no admin token', async () => {
@@ -50,7 +20,7 @@ describe('accounts debit, rename, disable, enable (the services the admin API us
     expect(await tollgateJson(['accounts', 'disable', 'acme-2'])).toMatchObject({ disabled: true });
     expect(await tollgateJson(['accounts', 'enable', String(created.id)])).toMatchObject({ disabled: false });
 
-    const store = await openStore(databaseUrl, { migrate: false });
+    const store = await openStore(cli.databaseUrl, { migrate: false });
     try {
       const ledger = await store.listLedger(String(created.id));
       expect(ledger.map((entry) => [entry.kind, entry.note])).toEqual([

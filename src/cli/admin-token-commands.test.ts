@@ -1,41 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashKeySecret } from '../auth/key-secret.js';
 import { openStore } from '../store/open-store.js';
-import { runCli } from './program.js';
+import { useCliOnTempDatabase } from '../../test/support/cli-runner.js';
 
-let directory: string;
-let databaseUrl: string;
-
-beforeEach(() => {
-  directory = mkdtempSync(join(tmpdir(), 'tollgate-cli-admin-'));
-  databaseUrl = `sqlite:${join(directory, 'tollgate.db')}`;
-});
-
-afterEach(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
-
-async function tollgate(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env: { TOLLGATE_DATABASE_URL: databaseUrl },
-    serve: async () => undefined,
-  });
-  return { code, stdout, stderr };
-}
-
-async function tollgateJson(argv: string[]): Promise<Record<string, unknown>> {
-  const run = await tollgate([...argv, '--json']);
-  expect(run.stderr).toBe('');
-  expect(run.code).toBe(0);
-  return JSON.parse(run.stdout) as Record<string, unknown>;
-}
+const cli = useCliOnTempDatabase('tollgate-cli-admin-');
+const tollgate = (argv: string[]) => cli.run(argv);
+const tollgateJson = async (argv: string[]) => (await cli.json(argv)) as Record<string, unknown>;
 
 describe('admin-tokens', () => {
   it('create shows the secret once (tg-admin-…), stores only its hash, and audits the creation', async () => {
@@ -44,7 +14,7 @@ describe('admin-tokens', () => {
     const secret = String(created.token);
     expect(secret).toMatch(/^tg-admin-[0-9A-Za-z]{40}$/);
     expect(String(created.prefix)).toBe(secret.slice(0, 13));
-    const store = await openStore(databaseUrl, { migrate: false });
+    const store = await openStore(cli.databaseUrl, { migrate: false });
     try {
       const stored = await store.findAdminTokenByHash(hashKeySecret(secret));
       expect(stored?.id).toBe(created.id);

@@ -1,59 +1,18 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { hashKeySecret } from '../auth/key-secret.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import type { ServeOptions } from './cli-io.js';
-import { runCli } from './program.js';
+import { useCliOnTempDatabase } from '../../test/support/cli-runner.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-let directory: string;
-let databaseUrl: string;
-let served: ServeOptions[];
-
-beforeEach(() => {
-  directory = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
-  databaseUrl = `sqlite:${join(directory, 'tollgate.db')}`;
-  served = [];
-});
-
-afterEach(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
-
+const cli = useCliOnTempDatabase();
 /** Runs the real CLI in-process against the temp database, as `tollgate ...argv` would. */
-async function tollgate(argv: string[], env: Record<string, string | undefined> = { TOLLGATE_DATABASE_URL: databaseUrl }): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env,
-    serve: async (options) => {
-      served.push(options);
-    },
-  });
-  return { code, stdout, stderr };
-}
-
-/** Runs a command that must succeed and returns its parsed `--json` output. */
-async function tollgateJson(argv: string[]): Promise<unknown> {
-  const run = await tollgate([...argv, '--json']);
-  expect(run.stderr).toBe('');
-  expect(run.code).toBe(0);
-  expect(run.stdout.endsWith('\n')).toBe(true);
-  return JSON.parse(run.stdout) as unknown;
-}
+const tollgate = (argv: string[], env?: Record<string, string | undefined>) => cli.run(argv, env);
+const tollgateJson = (argv: string[]) => cli.json(argv);
 
 async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(databaseUrl, { migrate: false });
+  const store = await openStore(cli.databaseUrl, { migrate: false });
   try {
     return await work(store);
   } finally {
@@ -281,7 +240,7 @@ describe('bad input', () => {
     await tollgate(['keys', 'create', '--account', 'acme', '--rpm', '0']);
     expect(await tollgateJson(['accounts', 'list'])).toMatchObject([{ name: 'acme', balance_usd: '5' }]);
     expect(await tollgateJson(['keys', 'list'])).toEqual([]);
-    expect(served).toEqual([]);
+    expect(cli.served).toEqual([]);
   });
 });
 
@@ -289,7 +248,7 @@ describe('database and schema', () => {
   it('migrate creates the schema in a new database file', async () => {
     const run = await tollgate(['migrate']);
     expect(run).toEqual({ code: 0, stdout: 'Database schema is up to date (sqlite).\n', stderr: '' });
-    expect(existsSync(join(directory, 'tollgate.db'))).toBe(true);
+    expect(existsSync(join(cli.directory, 'tollgate.db'))).toBe(true);
     expect(await tollgateJson(['migrate'])).toEqual({ migrated: true, engine: 'sqlite' });
   });
 
@@ -299,10 +258,10 @@ describe('database and schema', () => {
   });
 
   it('--database overrides the environment', async () => {
-    const otherUrl = `sqlite:${join(directory, 'other', 'tollgate.db')}`;
+    const otherUrl = `sqlite:${join(cli.directory, 'other', 'tollgate.db')}`;
     const run = await tollgate(['--database', otherUrl, 'accounts', 'create', '--name', 'elsewhere']);
     expect(run.code).toBe(0);
-    expect(existsSync(join(directory, 'tollgate.db'))).toBe(false);
+    expect(existsSync(join(cli.directory, 'tollgate.db'))).toBe(false);
     const other = await openStore(otherUrl, { migrate: false });
     try {
       expect((await other.listAccounts()).map((account) => account.name)).toEqual(['elsewhere']);
@@ -318,11 +277,11 @@ describe('serve', () => {
     expect(await tollgate(['serve', '--workers', 'auto', '--no-migrate', '--database', 'sqlite:/srv/x.db'])).toMatchObject({ code: 0, stderr: '' });
     expect(await tollgate(['serve', '--workers', '4'], {})).toMatchObject({ code: 0 });
     expect(await tollgate(['serve', '--demo'])).toMatchObject({ code: 0 });
-    expect(served).toEqual([
-      { workers: '1', migrate: true, demo: false, databaseUrl },
+    expect(cli.served).toEqual([
+      { workers: '1', migrate: true, demo: false, databaseUrl: cli.databaseUrl },
       { workers: 'auto', migrate: false, demo: false, databaseUrl: 'sqlite:/srv/x.db' },
       { workers: '4', migrate: true, demo: false, databaseUrl: 'sqlite:./data/tollgate.db' },
-      { workers: '1', migrate: true, demo: true, databaseUrl },
+      { workers: '1', migrate: true, demo: true, databaseUrl: cli.databaseUrl },
     ]);
   });
 });
