@@ -1,6 +1,8 @@
 /**
  * Bounded charges (docs/architecture.md, Money): the ledger learns the `excess` kind (cost an
- * upstream reported beyond its hold, recorded for the operator and never debited), and holds keep
+ * upstream reported beyond its hold, recorded for the operator and never debited) and the `debit`
+ * kind (an operator's adjustment down, used by the admin API of 0005, kept apart from charges so
+ * usage never counts it as a request); both in one rebuild of the ledger. Holds keep
  * the model and a checkpoint of the usage metered so far, so that a hold left by a crash settles
  * what was delivered instead of nothing.
  *
@@ -10,7 +12,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { StoreEngine } from '../schema.js';
 
-const KINDS = sql`kind in ('credit', 'charge', 'excess')`;
+const KINDS = sql`kind in ('credit', 'charge', 'excess', 'debit')`;
 
 export function boundedChargesMigration(engine: StoreEngine): Migration {
   return {
