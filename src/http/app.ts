@@ -2,6 +2,7 @@
  * Builds the HTTP app from what it is given (no process-level side effects), so tests can build it
  * with real parts on loopback. The only place that renders errors and streams.
  */
+import './request-outcome.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
@@ -101,6 +102,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.server.on('checkExpectation', createExpectationHandler(refusals));
   app.server.on('connect', createConnectHandler(refusals));
   app.decorateRequest('apiContext', null);
+  app.decorateRequest('outcome', null);
   app.decorateReply('gatewayErrorCode', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -1,0 +1,33 @@
+/**
+ * What became of one `/v1` answer, filled in by the answer handler as it goes and read once the
+ * response has ended (by the request log, the metrics and the traces), so that none of them has to
+ * reach into the handler. A request refused before routing has no outcome (null).
+ */
+import type { Usage } from '../protocol/canonical.js';
+
+export interface RequestOutcome {
+  accountId: string;
+  keyId: string;
+  /** `chat`, `responses` or `messages`: the client's surface. */
+  surface: string;
+  /** Catalog model id. */
+  model: string;
+  /** The upstream target that answered (its label), once one did. */
+  target: string | null;
+  stream: boolean;
+  /** Epoch milliseconds when the first byte of the answer was written; null until then. */
+  firstByteAt: number | null;
+  /** What the settlement billed for (null: nothing produced). */
+  usage: Usage | null;
+  /** Debited by the settlement, nano-USD. */
+  costNanos: bigint;
+  /** The gateway error code the answer failed with (also mid-stream), or null. */
+  errorCode: string | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the answer handler once the request is routed to a model. */
+    outcome: RequestOutcome | null;
+  }
+}
