@@ -1,13 +1,14 @@
 /**
  * Holds: money reserved for a request in flight, then settled at the actual cost or released when
- * its expiry passes. Every step is one transaction whose first statement is a guarded UPDATE, so
- * the database itself decides races: an account cannot be over-reserved, and a hold leaves the
- * `open` state exactly once (settled by its request, or expired by the sweeper, never both).
+ * its expiry passes. Opening, settling and checkpointing are the request path's and are
+ * group-committed (hold-operations.ts); here are the expiry sweep and the count. Every step's first
+ * statement is a guarded UPDATE, so the database itself decides races: an account cannot be
+ * over-reserved, and a hold leaves the `open` state exactly once (settled by its request, or
+ * expired by the sweeper, never both).
  */
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import type { Charge, HoldCheckpoint, NewHold } from './store.js';
-import { appendLedgerEntry, assertNonNegativeAmount, assertTokenCounts, chargeCountsAnything, EXCESS_NOTE, EXPIRED_HOLD_NOTE, NO_TOKENS } from './ledger-queries.js';
+import { appendLedgerEntry, chargeCountsAnything, EXPIRED_HOLD_NOTE } from './ledger-queries.js';
 import { toBigInt, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
 
 /** Runs `work` in one database transaction (engine-specific: see open-store.ts). */
@@ -15,126 +16,6 @@ export type Transact = <T>(work: (transaction: Kysely<Database>) => Promise<T>) 
 
 /** How many expired holds one sweep reads at a time. */
 const RELEASE_BATCH_SIZE = 500;
-
-export async function openHold(transact: Transact, hold: NewHold, now: Date): Promise<boolean> {
-  assertNonNegativeAmount(hold.amountNanos, 'hold amount');
-  const expiresAt = toEpochMilliseconds(hold.expiresAt, 'hold expiresAt');
-  const createdAt = toEpochMilliseconds(now, 'now');
-  return transact(async (transaction) => {
-    // Check and reserve in one statement: concurrent holds on one account serialize on its row,
-    // and each re-evaluates the guard against the reservation the previous one committed.
-    const reserved = await transaction
-      .updateTable('accounts')
-      .set((eb) => ({ reserved_nanos: eb('reserved_nanos', '+', hold.amountNanos) }))
-      .where('id', '=', hold.accountId)
-      .where('disabled', '=', 0)
-      .where((eb) => eb(eb('balance_nanos', '-', eb.ref('reserved_nanos')), '>=', hold.amountNanos))
-      .executeTakeFirst();
-    if (reserved.numUpdatedRows !== 1n) return false;
-    await transaction
-      .insertInto('holds')
-      .values({
-        id: hold.id,
-        account_id: hold.accountId,
-        key_id: hold.keyId,
-        request_id: hold.requestId,
-        model: hold.model,
-        amount_nanos: hold.amountNanos,
-        state: 'open',
-        expires_at: expiresAt,
-        created_at: createdAt,
-      })
-      .execute();
-    return true;
-  });
-}
-
-export async function settleHold(transact: Transact, holdId: string, charge: Charge | null, now: Date): Promise<boolean> {
-  if (charge !== null) {
-    assertNonNegativeAmount(charge.costNanos, 'charge cost');
-    assertNonNegativeAmount(charge.excessNanos, 'charge excess');
-    assertTokenCounts(charge);
-  }
-  const createdAt = toEpochMilliseconds(now, 'now');
-  return transact(async (transaction) => {
-    const settled = await transaction
-      .updateTable('holds')
-      .set({ state: 'settled' })
-      .where('id', '=', holdId)
-      .where('state', '=', 'open')
-      .returning(['account_id', 'amount_nanos'])
-      .executeTakeFirst();
-    if (settled === undefined) return false;
-    const accountId = toText(settled.account_id, 'holds.account_id');
-    const heldNanos = toBigInt(settled.amount_nanos, 'holds.amount_nanos');
-    const billed = charge !== null && chargeCountsAnything(charge.costNanos, charge);
-    const costNanos = billed ? charge.costNanos : 0n;
-    await transaction
-      .updateTable('accounts')
-      .set((eb) => ({
-        reserved_nanos: eb('reserved_nanos', '-', heldNanos),
-        balance_nanos: eb('balance_nanos', '-', costNanos),
-      }))
-      .where('id', '=', accountId)
-      .execute();
-    if (billed) {
-      await appendLedgerEntry(transaction, {
-        accountId,
-        kind: 'charge',
-        amountNanos: costNanos,
-        requestId: charge.requestId,
-        keyId: charge.keyId,
-        model: charge.model,
-        tokens: charge,
-        note: null,
-        createdAt,
-      });
-      if (charge.excessNanos > 0n) await appendExcess(transaction, accountId, charge, createdAt);
-    }
-    return true;
-  });
-}
-
-/** The cost an upstream reported beyond the hold: recorded for the operator, never debited. */
-async function appendExcess(transaction: Kysely<Database>, accountId: string, charge: Charge, createdAt: number): Promise<void> {
-  await appendLedgerEntry(transaction, {
-    accountId,
-    kind: 'excess',
-    amountNanos: charge.excessNanos,
-    requestId: charge.requestId,
-    keyId: charge.keyId,
-    model: charge.model,
-    tokens: NO_TOKENS,
-    note: EXCESS_NOTE,
-    createdAt,
-  });
-}
-
-export async function checkpointHolds(transact: Transact, checkpoints: readonly HoldCheckpoint[]): Promise<void> {
-  for (const checkpoint of checkpoints) {
-    assertNonNegativeAmount(checkpoint.costNanos, 'checkpoint cost');
-    assertTokenCounts(checkpoint.tokens);
-  }
-  if (checkpoints.length === 0) return;
-  await transact(async (transaction) => {
-    for (const checkpoint of checkpoints) {
-      // The sweep that settles it caps the cost at the hold again (releaseOne).
-      await transaction
-        .updateTable('holds')
-        .set({
-          expires_at: toEpochMilliseconds(checkpoint.expiresAt, 'hold expiresAt'),
-          checkpoint_cost_nanos: checkpoint.costNanos,
-          checkpoint_input_tokens: checkpoint.tokens.inputTokens,
-          checkpoint_cached_input_tokens: checkpoint.tokens.cachedInputTokens,
-          checkpoint_output_tokens: checkpoint.tokens.outputTokens,
-          checkpoint_reasoning_tokens: checkpoint.tokens.reasoningTokens,
-        })
-        .where('id', '=', checkpoint.holdId)
-        .where('state', '=', 'open')
-        .execute();
-    }
-  });
-}
 
 /**
  * Each hold is released in its own transaction behind the same `state = 'open'` guard as settle,

@@ -31,7 +31,8 @@ import * as admin from './admin-queries.js';
 import { auditedChange, readAccount, readAdminToken } from './audited-change.js';
 import * as holds from './hold-queries.js';
 import type { Transact } from './hold-queries.js';
-import type { HoldStatements } from './sqlite-hold-statements.js';
+import { GroupCommit } from './group-commit.js';
+import { checkpointOperation, MAX_HOLD_BATCH_SIZE, openOperation, settleOperation, type HoldBatchCommit, type HoldOperation } from './hold-operations.js';
 import * as instances from './instance-queries.js';
 import * as ledger from './ledger-queries.js';
 import * as responses from './response-queries.js';
@@ -53,8 +54,10 @@ export interface KyselyStoreParts {
   now: () => Date;
   /** Releases what Kysely does not: it destroys only a driver it has started. */
   afterClose?: () => void;
-  /** Engine-specific hot path for holds (SQLite's prepared statements); hold-queries.ts otherwise. */
-  holdStatements?: HoldStatements;
+  /** Applies a batch of hold operations in one transaction, the engine's way (group commit). */
+  commitHoldOperations: HoldBatchCommit;
+  /** Told the size of every committed batch of hold operations (metrics, tests). */
+  onHoldCommit?: (operations: number) => void;
 }
 
 /** Columns of `api_keys` read into a record, prefixed so they can share a row with an account. */
@@ -80,7 +83,8 @@ export class KyselyStore implements Store {
   private readonly now: () => Date;
 
   private readonly afterClose: () => void;
-  private readonly holdStatements: HoldStatements | undefined;
+  /** Opens, settles and checkpoints of many requests, written together (group-commit.ts). */
+  private readonly holdQueue: GroupCommit<HoldOperation, boolean>;
 
   constructor(parts: KyselyStoreParts) {
     this.db = parts.db;
@@ -89,7 +93,7 @@ export class KyselyStore implements Store {
     this.applyMigrations = parts.migrate;
     this.now = parts.now;
     this.afterClose = parts.afterClose ?? (() => undefined);
-    this.holdStatements = parts.holdStatements;
+    this.holdQueue = new GroupCommit({ commit: parts.commitHoldOperations, maxBatchSize: MAX_HOLD_BATCH_SIZE, onCommit: parts.onHoldCommit });
   }
 
   migrate(): Promise<void> {
@@ -97,6 +101,8 @@ export class KyselyStore implements Store {
   }
 
   async close(): Promise<void> {
+    // What requests queued is written before the connection goes; nothing new is taken.
+    await this.holdQueue.close();
     await this.db.destroy();
     this.afterClose();
   }
@@ -315,18 +321,17 @@ export class KyselyStore implements Store {
     return toSafeNumber(row.value, 'revision.value');
   }
 
-  openHold(hold: NewHold): Promise<boolean> {
-    if (this.holdStatements !== undefined) return this.holdStatements.openHold(hold, this.now());
-    return holds.openHold(this.transact, hold, this.now());
+  async openHold(hold: NewHold): Promise<boolean> {
+    return this.holdQueue.submit(openOperation(hold, this.now()));
   }
 
-  settleHold(holdId: string, charge: Charge | null): Promise<boolean> {
-    if (this.holdStatements !== undefined) return this.holdStatements.settleHold(holdId, charge, this.now());
-    return holds.settleHold(this.transact, holdId, charge, this.now());
+  async settleHold(holdId: string, charge: Charge | null): Promise<boolean> {
+    return this.holdQueue.submit(settleOperation(holdId, charge, this.now()));
   }
 
-  checkpointHolds(checkpoints: readonly HoldCheckpoint[]): Promise<void> {
-    return holds.checkpointHolds(this.transact, checkpoints);
+  async checkpointHolds(checkpoints: readonly HoldCheckpoint[]): Promise<void> {
+    const operation = checkpointOperation(checkpoints);
+    if (checkpoints.length > 0) await this.holdQueue.submit(operation);
   }
 
   releaseExpiredHolds(now: Date): Promise<number> {

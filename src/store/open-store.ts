@@ -13,7 +13,8 @@ import { KyselyStore } from './kysely-store.js';
 import { migrateSqliteFile, migrateToLatest } from './migrations/migrate.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
-import { createSqliteHoldStatements } from './sqlite-hold-statements.js';
+import { createPostgresHoldBatchCommit } from './postgres-hold-batch.js';
+import { createSqliteHoldBatchCommit } from './sqlite-hold-statements.js';
 import { openSqliteConnection, sqliteImmediateTransaction } from './sqlite-database.js';
 
 export interface OpenStoreOptions {
@@ -21,6 +22,8 @@ export interface OpenStoreOptions {
   migrate?: boolean;
   /** The clock for `created_at` columns (default: the system clock). */
   now?: () => Date;
+  /** Told the size of every committed batch of holds, settlements and checkpoints (a metric, tests). */
+  onHoldCommit?: (operations: number) => void;
 }
 
 const MEMORY_PATH = ':memory:';
@@ -48,7 +51,8 @@ export function parseDatabaseUrl(databaseUrl: string): DatabaseLocation {
 export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
   const location = parseDatabaseUrl(databaseUrl);
   const now = options.now ?? (() => new Date());
-  const store = location.engine === 'sqlite' ? openSqliteStore(location.filename, now) : openPostgresStore(location.connectionString, now);
+  const onHoldCommit = options.onHoldCommit;
+  const store = location.engine === 'sqlite' ? openSqliteStore(location.filename, now, onHoldCommit) : openPostgresStore(location.connectionString, now, onHoldCommit);
   if (options.migrate ?? true) {
     try {
       await store.migrate();
@@ -60,7 +64,7 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
   return store;
 }
 
-function openSqliteStore(filename: string, now: () => Date): KyselyStore {
+function openSqliteStore(filename: string, now: () => Date, onHoldCommit: OpenStoreOptions['onHoldCommit']): KyselyStore {
   if (filename !== MEMORY_PATH) mkdirSync(dirname(filename), { recursive: true });
   const connection = openSqliteConnection(filename);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
@@ -71,11 +75,11 @@ function openSqliteStore(filename: string, now: () => Date): KyselyStore {
   const afterClose = () => {
     if (connection.open) connection.close();
   };
-  const holdStatements = createSqliteHoldStatements(db, connection);
-  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now, afterClose, holdStatements });
+  const commitHoldOperations = createSqliteHoldBatchCommit(db, connection);
+  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now, afterClose, commitHoldOperations, onHoldCommit });
 }
 
-function openPostgresStore(connectionString: string, now: () => Date): KyselyStore {
+function openPostgresStore(connectionString: string, now: () => Date, onHoldCommit: OpenStoreOptions['onHoldCommit']): KyselyStore {
   const pool = new pg.Pool({
     connectionString,
     // Per pool rather than pg.types.setTypeParser, which would change every pg user in the process.
@@ -96,7 +100,8 @@ function openPostgresStore(connectionString: string, now: () => Date): KyselySto
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const transact: Transact = (work) => db.transaction().execute(work);
-  return new KyselyStore({ db, engine: 'postgres', transact, migrate: () => migrateToLatest(db, 'postgres'), now });
+  const commitHoldOperations = createPostgresHoldBatchCommit(db);
+  return new KyselyStore({ db, engine: 'postgres', transact, migrate: () => migrateToLatest(db, 'postgres'), now, commitHoldOperations, onHoldCommit });
 }
 
 function redactPassword(databaseUrl: string): string {

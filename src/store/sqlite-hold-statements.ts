@@ -1,26 +1,25 @@
 /**
- * The request hot path on SQLite: opening and settling a hold with statements prepared once,
- * instead of compiling each query through Kysely and preparing it again on every request (together
- * more than half of the gateway's CPU per request before). Same SQL guards and the same
- * transactions as hold-queries.ts (which PostgreSQL keeps using): `BEGIN IMMEDIATE`, a guarded
- * UPDATE first, so races are decided by the database. The work runs while holding Kysely's
- * connection mutex, so it never interleaves with a Kysely transaction on the same connection.
+ * The request path's money operations on SQLite, group-committed (group-commit.ts): a batch of
+ * opens, settles and checkpoints from many requests runs in one `BEGIN IMMEDIATE` transaction,
+ * through statements prepared once (compiling each query through Kysely and preparing it again on
+ * every request was more than half of the gateway's CPU per request before). Each operation keeps
+ * its own guarded SQL, a guarded UPDATE first, so races are decided by the database exactly as when
+ * it was a transaction of its own; it runs inside a savepoint (better-sqlite3 nests transaction
+ * functions that way), so one that fails is rolled back and reported alone while the rest commit.
+ * The work runs while holding Kysely's connection mutex, so it never interleaves with a Kysely
+ * transaction on the same connection.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import { assertNonNegativeAmount, assertTokenCounts, chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
+import type { Outcome } from './group-commit.js';
+import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
+import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
 import { toBigInt, toEpochMilliseconds, toText } from './row-decoding.js';
 import type { Database } from './schema.js';
-import type { Charge, NewHold } from './store.js';
-
-export interface HoldStatements {
-  openHold(hold: NewHold, now: Date): Promise<boolean>;
-  settleHold(holdId: string, charge: Charge | null, now: Date): Promise<boolean>;
-}
+import type { Charge, HoldCheckpoint, NewHold } from './store.js';
 
 interface Prepared {
-  open: (hold: NewHold, createdAt: number) => boolean;
-  settle: (holdId: string, charge: Charge | null, createdAt: number) => boolean;
+  commit: (operations: readonly HoldOperation[]) => Array<Outcome<boolean>>;
 }
 
 function prepare(connection: BetterSqlite3.Database): Prepared {
@@ -38,6 +37,10 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
   );
   const appendExcess = connection.prepare(
     `INSERT INTO ledger (account_id, kind, amount_nanos, request_id, key_id, model, note, created_at) VALUES (?, 'excess', ?, ?, ?, ?, ?, ?)`,
+  );
+  const recordCheckpoint = connection.prepare(
+    `UPDATE holds SET expires_at = ?, checkpoint_cost_nanos = ?, checkpoint_input_tokens = ?, checkpoint_cached_input_tokens = ?,
+       checkpoint_output_tokens = ?, checkpoint_reasoning_tokens = ? WHERE id = ? AND state = 'open'`,
   );
 
   const open = connection.transaction((hold: NewHold, createdAt: number): boolean => {
@@ -70,28 +73,51 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
     }
     return true;
   });
-  return { open: (hold, createdAt) => open.immediate(hold, createdAt), settle: (holdId, charge, createdAt) => settle.immediate(holdId, charge, createdAt) };
+  const checkpoint = connection.transaction((checkpoints: readonly HoldCheckpoint[]): boolean => {
+    for (const each of checkpoints) {
+      // The sweep that settles it caps the cost at the hold again (hold-queries.ts, releaseOne).
+      const { tokens } = each;
+      recordCheckpoint.run(
+        toEpochMilliseconds(each.expiresAt, 'hold expiresAt'),
+        each.costNanos,
+        tokens.inputTokens,
+        tokens.cachedInputTokens,
+        tokens.outputTokens,
+        tokens.reasoningTokens,
+        each.holdId,
+      );
+    }
+    return true;
+  });
+
+  const apply = (operation: HoldOperation): boolean => {
+    switch (operation.kind) {
+      case 'open':
+        return open(operation.hold, operation.createdAt);
+      case 'settle':
+        return settle(operation.holdId, operation.charge, operation.createdAt);
+      case 'checkpoint':
+        return checkpoint(operation.checkpoints);
+    }
+  };
+  // Called inside this transaction, each operation's own transaction function becomes a savepoint.
+  const commit = connection.transaction((operations: readonly HoldOperation[]): Array<Outcome<boolean>> =>
+    operations.map((operation) => {
+      try {
+        return { ok: true, value: apply(operation) };
+      } catch (error) {
+        // SQLite itself ended the transaction (an I/O error, a full disk): nothing of the batch stands.
+        if (!connection.inTransaction) throw error;
+        return { ok: false, error };
+      }
+    }),
+  );
+  return { commit: (operations) => commit.immediate(operations) };
 }
 
-export function createSqliteHoldStatements(db: Kysely<Database>, connection: BetterSqlite3.Database): HoldStatements {
+/** The group commit's `commit` on SQLite. */
+export function createSqliteHoldBatchCommit(db: Kysely<Database>, connection: BetterSqlite3.Database): HoldBatchCommit {
   // Prepared on first use: the tables exist only once the store has been migrated.
   let prepared: Prepared | undefined;
-  const withConnection = <T>(work: (statements: Prepared) => T): Promise<T> =>
-    db.connection().execute(async () => work((prepared ??= prepare(connection))));
-  return {
-    async openHold(hold, now) {
-      assertNonNegativeAmount(hold.amountNanos, 'hold amount');
-      const createdAt = toEpochMilliseconds(now, 'now');
-      return withConnection((statements) => statements.open(hold, createdAt));
-    },
-    async settleHold(holdId, charge, now) {
-      if (charge !== null) {
-        assertNonNegativeAmount(charge.costNanos, 'charge cost');
-        assertNonNegativeAmount(charge.excessNanos, 'charge excess');
-        assertTokenCounts(charge);
-      }
-      const createdAt = toEpochMilliseconds(now, 'now');
-      return withConnection((statements) => statements.settle(holdId, charge, createdAt));
-    },
-  };
+  return (operations) => db.connection().execute(async () => (prepared ??= prepare(connection)).commit(operations));
 }

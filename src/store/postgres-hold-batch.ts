@@ -1,0 +1,127 @@
+/**
+ * The request path's money operations on PostgreSQL, group-committed (group-commit.ts): a batch
+ * is one call of `tollgate_apply_hold_operations` (migration 0008), so one round trip and one
+ * transaction for everything that arrived together. The function locks the rows it will touch in
+ * one global order first, so concurrent instances never deadlock, and each operation's guarded
+ * UPDATE decides it exactly as its own transaction did: no instance can overspend.
+ *
+ * Operations run without subtransactions, because a subtransaction that updates a row its parent
+ * has locked costs PostgreSQL a multixact each (three times the database CPU per request,
+ * measured). When one operation fails the whole call (a constraint, a deadlock), the batch is sent
+ * again with each operation in its own subtransaction, so that only the bad one fails.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Outcome } from './group-commit.js';
+import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
+import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
+import type { Database } from './schema.js';
+
+/** An operation that failed on its own inside a batch, with PostgreSQL's SQLSTATE as its `code`. */
+export class HoldOperationError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'HoldOperationError';
+  }
+}
+
+/**
+ * SQLSTATE classes that one operation's data can cause, or that retrying cures: data exception
+ * (22), integrity constraint violation (23), transaction rollback (40: deadlock, serialization),
+ * PL/pgSQL raise (P0). https://www.postgresql.org/docs/current/errcodes-appendix.html
+ */
+const OPERATION_ERROR = /^(22|23|40|P0)[0-9A-Z]{3}$/;
+
+export function createPostgresHoldBatchCommit(db: Kysely<Database>): HoldBatchCommit {
+  return async (operations) => {
+    const payload = JSON.stringify(operations.map(encode));
+    try {
+      return decode(await apply(db, payload, false), operations.length);
+    } catch (error) {
+      if (!isOperationError(error)) throw error;
+      return decode(await apply(db, payload, true), operations.length);
+    }
+  };
+}
+
+async function apply(db: Kysely<Database>, payload: string, isolate: boolean): Promise<unknown> {
+  const result = await sql<{ outcomes: unknown }>`select tollgate_apply_hold_operations(${payload}::jsonb, ${isolate}) as outcomes`.execute(db);
+  return result.rows[0]?.outcomes;
+}
+
+function isOperationError(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && OPERATION_ERROR.test(code);
+}
+
+/** The jsonb form the functions of migration 0008 read; 64-bit amounts as decimal strings. */
+function encode(operation: HoldOperation): Record<string, unknown> {
+  switch (operation.kind) {
+    case 'open': {
+      const { hold } = operation;
+      return {
+        kind: 'open',
+        id: hold.id,
+        account_id: hold.accountId,
+        key_id: hold.keyId,
+        request_id: hold.requestId,
+        model: hold.model,
+        amount_nanos: hold.amountNanos.toString(),
+        expires_at: hold.expiresAt.getTime(),
+        created_at: operation.createdAt,
+      };
+    }
+    case 'settle': {
+      const { charge } = operation;
+      const billed = charge !== null && chargeCountsAnything(charge.costNanos, charge);
+      return {
+        kind: 'settle',
+        hold_id: operation.holdId,
+        created_at: operation.createdAt,
+        // Without a charge the hold is only released (nothing to bill, no ledger row).
+        ...(billed && {
+          charge: {
+            request_id: charge.requestId,
+            key_id: charge.keyId,
+            model: charge.model,
+            cost_nanos: charge.costNanos.toString(),
+            excess_nanos: charge.excessNanos.toString(),
+            input_tokens: charge.inputTokens,
+            cached_input_tokens: charge.cachedInputTokens,
+            cache_write_input_tokens: charge.cacheWriteInputTokens ?? 0,
+            output_tokens: charge.outputTokens,
+            reasoning_tokens: charge.reasoningTokens,
+          },
+          excess_note: EXCESS_NOTE,
+        }),
+      };
+    }
+    case 'checkpoint':
+      return {
+        kind: 'checkpoint',
+        checkpoints: operation.checkpoints.map((checkpoint) => ({
+          hold_id: checkpoint.holdId,
+          expires_at: checkpoint.expiresAt.getTime(),
+          cost_nanos: checkpoint.costNanos.toString(),
+          input_tokens: checkpoint.tokens.inputTokens,
+          cached_input_tokens: checkpoint.tokens.cachedInputTokens,
+          output_tokens: checkpoint.tokens.outputTokens,
+          reasoning_tokens: checkpoint.tokens.reasoningTokens,
+        })),
+      };
+  }
+}
+
+function decode(outcomes: unknown, count: number): Array<Outcome<boolean>> {
+  if (!Array.isArray(outcomes) || outcomes.length !== count) throw new Error(`tollgate_apply_hold_operations returned ${JSON.stringify(outcomes)} for ${count} operations`);
+  return outcomes.map((outcome: unknown): Outcome<boolean> => {
+    if (typeof outcome === 'object' && outcome !== null) {
+      const { ok, value, code, message } = outcome as Record<string, unknown>;
+      if (ok === true && typeof value === 'boolean') return { ok: true, value };
+      if (ok === false && typeof code === 'string' && typeof message === 'string') return { ok: false, error: new HoldOperationError(message, code) };
+    }
+    throw new Error(`tollgate_apply_hold_operations returned an outcome it should not: ${JSON.stringify(outcome)}`);
+  });
+}
