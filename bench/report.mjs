@@ -37,6 +37,14 @@ export function checkTargets(results) {
   ratioCheck('1 worker throughput at c16 vs bare proxy', 'chat');
   ratioCheck('1 worker throughput at c16 vs bare proxy', 'responses');
   ratioCheck('1 worker stream rate at c16 vs bare proxy', 'chat-stream');
+  // The request log (issue 10): at most 5% fewer requests per second with it on.
+  for (const scenario of results.scenarios) {
+    const on = findRun(results, scenario, 16, one);
+    const off = findRun(results, scenario, 16, 'tollgate-1-nolog');
+    if (on === undefined || off === undefined) continue;
+    const ratio = on.rps / off.rps;
+    checks.push({ what: 'request log on vs off, 1 worker, c16', scenario, value: `${fmtInt(on.rps)} vs ${fmtInt(off.rps)} req/s = ${(ratio * 100).toFixed(1)}%`, limit: '≥ 95%', met: ratio >= 0.95 });
+  }
   for (const scenario of results.scenarios) {
     const run = findRun(results, scenario, 16, one);
     if (run !== undefined) checks.push({ what: 'CPU per request, 1 worker, c16', scenario, value: `${fmtInt(run.cpuPerRequestMicros)} µs`, limit: '< 150 µs', met: run.cpuPerRequestMicros < 150 });

@@ -11,6 +11,8 @@
  * --workers N (the "all workers" row, default: the number of CPUs; with --profile, the workers of
  * the profiled gateway, default 1), --duration MS, --warmup MS,
  * --streams N, --no-streams, --scenarios a,b, --concurrency 1,16,64, --deadline SECONDS,
+ * --no-log-compare (leave out `tollgate-1-nolog`, the one-worker gateway with the request log off
+ * that is measured beside `tollgate-1` to show what the log costs),
  * --profile (instead: CPU-profile a one-worker gateway under load, at c16 unless --concurrency is
  * given, and list its hottest functions).
  */
@@ -43,6 +45,7 @@ const { values: flags } = parseArgs({
     concurrency: { type: 'string' },
     deadline: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    'no-log-compare': { type: 'boolean', default: false },
   },
 });
 
@@ -262,10 +265,10 @@ async function main() {
   log(`mock upstream on ${mock.port} (pid ${mock.handle.pid})`);
   // Each gateway instance gets its own database: instances sharing one would (rightly) refuse to
   // start without a shared limit store.
-  const prepare = (name) => {
+  const prepare = (name, { log = true } = {}) => {
     const instanceFolder = join(folder, name);
     mkdirSync(instanceFolder);
-    return prepareTollgate({ gatewayPath: flags.gateway, folder: instanceFolder, mockPort: mock.port });
+    return prepareTollgate({ gatewayPath: flags.gateway, folder: instanceFolder, mockPort: mock.port, log });
   };
 
   if (flags.profile) return profile(mock, prepare('tollgate-profiled'));
@@ -276,10 +279,12 @@ async function main() {
     { name: 'bare-proxy', port: bare.port, pid: bare.handle.pid, key: UNUSED_KEY },
   ];
   const tollgates = [];
-  for (const workers of [...new Set([1, settings.allWorkers])]) {
-    const name = `tollgate-${workers}`;
+  // The request log's cost: the same one-worker gateway with the log off, measured in the same cells.
+  const variants = [...new Set([1, settings.allWorkers])].map((workers) => ({ name: `tollgate-${workers}`, workers, log: true }));
+  if (!flags['no-log-compare']) variants.splice(1, 0, { name: 'tollgate-1-nolog', workers: 1, log: false });
+  for (const { name, workers, log: logOn } of variants) {
     const port = await freePort();
-    const prepared = prepare(name);
+    const prepared = prepare(name, { log: logOn });
     const started = await startTollgate({ gatewayPath: flags.gateway, env: prepared.env, port, workers });
     if (started.unavailable !== undefined) {
       results.unavailable[name] = started.unavailable;

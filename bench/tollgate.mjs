@@ -9,8 +9,11 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { startNode } from './processes.mjs';
 
-/** The catalog: one pass-through provider (the mock), a fast and a slow model, limits far out of reach. */
-function catalogYaml(mockPort) {
+/**
+ * The catalog: one pass-through provider (the mock), a fast and a slow model, limits far out of
+ * reach; with `log: false`, the request log turned off (to measure what it costs).
+ */
+function catalogYaml(mockPort, { log = true } = {}) {
   const model = (id, upstream) => `  - id: ${id}
     prices: { input: 1, output: 2 }
     max_output_tokens: 1024
@@ -24,13 +27,13 @@ models:
 ${model('bench', 'mock-fast')}
 ${model('bench-slow', 'mock-slow')}
 rate_limits: { requests: 100000000, window_seconds: 60, tokens_per_minute: 0 }
-`;
+${log ? '' : 'log: { enabled: false }\n'}`;
 }
 
 /** Writes the catalog, creates the database, the account and the key; returns the env and key. */
-export function prepareTollgate({ gatewayPath, folder, mockPort }) {
+export function prepareTollgate({ gatewayPath, folder, mockPort, log = true }) {
   const catalog = join(folder, 'catalog.yaml');
-  writeFileSync(catalog, catalogYaml(mockPort));
+  writeFileSync(catalog, catalogYaml(mockPort, { log }));
   const env = {
     ...process.env,
     HOST: '127.0.0.1',

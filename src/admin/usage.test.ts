@@ -55,12 +55,39 @@ describe('usageReport', () => {
   it('groups charges by model, sorted, with a total', async () => {
     const report = await usageReport(store, { accountRef: 'acme' });
     expect(report.accountId).toMatch(/^acct_/);
-    expect(report.since).toBeNull();
+    expect(report.from).toBeNull();
+    expect(report.by).toBe('model');
     expect(report.rows).toEqual([
-      { model: 'model-5.6', requests: 2, ...tokens(3000, 100, 550, 330, 400), costNanos: 1_000_000n, excessNanos: 0n },
-      { model: 'model-5.6-mini', requests: 1, ...tokens(100, 10, 20, 0), costNanos: 1_000n, excessNanos: 0n },
+      { group: 'model-5.6', requests: 2, ...tokens(3000, 100, 550, 330, 400), errors: 0, costNanos: 1_000_000n, excessNanos: 0n },
+      { group: 'model-5.6-mini', requests: 1, ...tokens(100, 10, 20, 0), errors: 0, costNanos: 1_000n, excessNanos: 0n },
     ]);
-    expect(report.total).toEqual({ requests: 3, ...tokens(3100, 110, 570, 330, 400), costNanos: 1_001_000n, excessNanos: 0n });
+    expect(report.total).toEqual({ requests: 3, ...tokens(3100, 110, 570, 330, 400), errors: 0, costNanos: 1_001_000n, excessNanos: 0n });
+  });
+
+  it('adds errors from the request log, also for a group with no charge, per key and per day', async () => {
+    const acme = await store.findAccount('acme');
+    const [key] = await store.listKeys(acme?.id);
+    const failed = { at: new Date(), requestId: 'req_failed', accountId: acme?.id ?? '', keyId: key?.id ?? '', surface: 'responses', target: null, status: 502, errorCode: 'upstream_error', stream: true, latencyMs: 3, firstByteMs: 1, ...tokens(0, 0, 0, 0), costNanos: 0n, requestBody: null, responseBody: null };
+    await store.appendRequestLog([
+      { ...failed, model: 'model-5.6' },
+      { ...failed, requestId: 'req_failed_2', model: 'model-never-billed' },
+      { ...failed, requestId: 'req_fine', model: 'model-5.6', status: 200, errorCode: null },
+    ]);
+    const byModel = await usageReport(store, { accountRef: 'acme' });
+    expect(byModel.rows.map((row) => [row.group, row.requests, row.errors])).toEqual([
+      ['model-5.6', 2, 1],
+      ['model-5.6-mini', 1, 0],
+      ['model-never-billed', 0, 1],
+    ]);
+    expect(byModel.total.errors).toBe(2);
+    const byKey = await usageReport(store, { accountRef: 'acme', by: 'key' });
+    expect(byKey.rows.find((row) => row.group === key?.id)).toMatchObject({ requests: 1, errors: 2 });
+    expect(byKey.rows.reduce((sum, row) => sum + row.requests, 0)).toBe(3);
+    const byDay = await usageReport(store, { by: 'day' });
+    const today = new Date();
+    today.setUTCHours(0, 0, 0, 0);
+    expect(byDay.rows.map((row) => row.group)).toContain(today.toISOString());
+    expect(byDay.total).toMatchObject({ requests: 4, errors: 2 });
   });
 
   it('covers every account when none is named', async () => {
@@ -70,17 +97,22 @@ describe('usageReport', () => {
     expect(report.total.costNanos).toBe(1_001_005n);
   });
 
-  it('leaves out charges before `since`', async () => {
+  it('leaves out charges before `from` and from `to` on', async () => {
     const future = new Date(Date.now() + 3_600_000);
-    const report = await usageReport(store, { since: future });
+    const past = new Date(Date.now() - 3_600_000);
+    const report = await usageReport(store, { from: future });
     expect(report.rows).toEqual([]);
-    expect(report.total).toEqual({ requests: 0, ...tokens(0, 0, 0, 0), costNanos: 0n , excessNanos: 0n });
-    expect(report.since).toEqual(future);
-    expect((await usageReport(store, { since: new Date(Date.now() - 3_600_000) })).total.requests).toBe(4);
+    expect(report.total).toEqual({ requests: 0, ...tokens(0, 0, 0, 0), errors: 0, costNanos: 0n, excessNanos: 0n });
+    expect(report.from).toEqual(future);
+    expect((await usageReport(store, { from: past })).total.requests).toBe(4);
+    expect((await usageReport(store, { from: past, to: future })).total.requests).toBe(4);
+    expect((await usageReport(store, { to: past })).total.requests).toBe(0);
   });
 
-  it('refuses an unknown account and an invalid date', async () => {
+  it('refuses an unknown account, an invalid date and a range that ends before it starts', async () => {
     await expect(usageReport(store, { accountRef: 'nobody' })).rejects.toThrow(AdminError);
-    await expect(usageReport(store, { since: new Date(Number.NaN) })).rejects.toThrow(/since is not a valid date/);
+    await expect(usageReport(store, { from: new Date(Number.NaN) })).rejects.toThrow(/from is not a valid date/);
+    await expect(usageReport(store, { to: new Date(Number.NaN), names: ['--since', '--until'] })).rejects.toThrow(/--until is not a valid date/);
+    await expect(usageReport(store, { from: new Date(2_000), to: new Date(1_000) })).rejects.toThrow(/from must not be after to/);
   });
 });

@@ -1,39 +1,75 @@
 /**
- * Usage report: charges grouped by model, with a total row, for one account or all of them, and
- * the excess upstreams reported beyond the holds (recorded, not billed).
+ * The usage report, one for the CLI (`tollgate usage`) and the admin API (`/admin/v1/usage`), so
+ * the two cannot disagree: per UTC day or hour, model or key, over a time range, for one account
+ * or all of them. Requests, tokens, cost and excess come from the ledger (exactly what was billed;
+ * `requests` counts charges), errors from the request log (requests that ended with an error code).
  */
-import type { Store, UsageRow } from '../store/store.js';
+import type { Store, UsageGrouping, UsageGroupRow } from '../store/store.js';
 import { requireAccount } from './accounts.js';
 import { requireValidDate } from './input.js';
+import { requireOrderedRange } from './request-log.js';
+
+export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['day', 'hour', 'model', 'key'];
 
 export interface UsageFilter {
   /** Account id or name; absent means every account. */
   accountRef?: string;
-  /** Only charges at or after this instant. */
-  since?: Date;
+  /** Only usage at or after this instant. */
+  from?: Date;
+  /** Only usage before this instant. */
+  to?: Date;
+  /** Grouping; `model` when absent. */
+  by?: UsageGrouping;
+  /** How `from` and `to` are called where they came from (`--since`, `--until` in the CLI). */
+  names?: readonly [string, string];
 }
 
-export type UsageTotals = Omit<UsageRow, 'model'>;
+export interface UsageReportRow extends UsageGroupRow {
+  /** Logged requests of the group that ended with an error code. */
+  errors: number;
+}
+
+export type UsageTotals = Omit<UsageReportRow, 'group'>;
 
 export interface UsageReport {
   /** The resolved account id, or null for every account. */
   accountId: string | null;
-  since: Date | null;
-  /** One row per model, sorted by model id. */
-  rows: UsageRow[];
+  from: Date | null;
+  to: Date | null;
+  by: UsageGrouping;
+  /** One row per group with any charge or error, sorted by group (time order for day and hour). */
+  rows: UsageReportRow[];
   total: UsageTotals;
 }
 
 export async function usageReport(store: Store, filter: UsageFilter = {}): Promise<UsageReport> {
-  const since = filter.since === undefined ? undefined : requireValidDate(filter.since, 'since');
+  const [fromName, toName] = filter.names ?? ['from', 'to'];
+  const from = filter.from === undefined ? undefined : requireValidDate(filter.from, fromName);
+  const to = filter.to === undefined ? undefined : requireValidDate(filter.to, toName);
+  requireOrderedRange(from, to, [fromName, toName]);
+  const by = filter.by ?? 'model';
   const accountId = filter.accountRef === undefined ? undefined : (await requireAccount(store, filter.accountRef)).id;
-  const rows = await store.usageReport({ accountId, since });
-  const sorted = [...rows].sort((left, right) => (left.model < right.model ? -1 : left.model > right.model ? 1 : 0));
-  return { accountId: accountId ?? null, since: since ?? null, rows: sorted, total: sumRows(sorted) };
+  const range = { ...(accountId === undefined ? {} : { accountId }), ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
+  const [charged, failed] = await Promise.all([store.usageBy(by, range), store.requestErrorsBy(by, range)]);
+  const rows = mergeErrors(charged, failed);
+  return { accountId: accountId ?? null, from: from ?? null, to: to ?? null, by, rows, total: sumRows(rows) };
 }
 
-function sumRows(rows: UsageRow[]): UsageTotals {
-  const total: UsageTotals = { requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 0, reasoningTokens: 0, costNanos: 0n, excessNanos: 0n };
+function mergeErrors(charged: readonly UsageGroupRow[], failed: readonly { group: string; errors: number }[]): UsageReportRow[] {
+  const rows = new Map<string, UsageReportRow>(charged.map((row) => [row.group, { ...row, errors: 0 }]));
+  for (const { group, errors } of failed) {
+    const row = rows.get(group) ?? { group, ...emptyTotals() };
+    rows.set(group, { ...row, errors: row.errors + errors });
+  }
+  return [...rows.values()].sort((left, right) => (left.group < right.group ? -1 : left.group > right.group ? 1 : 0));
+}
+
+function emptyTotals(): UsageTotals {
+  return { requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 0, reasoningTokens: 0, errors: 0, costNanos: 0n, excessNanos: 0n };
+}
+
+function sumRows(rows: readonly UsageReportRow[]): UsageTotals {
+  const total = emptyTotals();
   for (const row of rows) {
     total.requests += row.requests;
     total.inputTokens += row.inputTokens;
@@ -41,6 +77,7 @@ function sumRows(rows: UsageRow[]): UsageTotals {
     total.cacheWriteInputTokens = (total.cacheWriteInputTokens ?? 0) + (row.cacheWriteInputTokens ?? 0);
     total.outputTokens += row.outputTokens;
     total.reasoningTokens += row.reasoningTokens;
+    total.errors += row.errors;
     total.costNanos += row.costNanos;
     total.excessNanos += row.excessNanos;
   }

@@ -60,15 +60,19 @@ describe('views', () => {
     expect(
       usageReportView({
         accountId: null,
-        since: new Date('2025-01-01T00:00:00Z'),
-        rows: [{ model: 'm', requests: 1, ...tokens, costNanos: 1n, excessNanos: 0n }],
-        total: { requests: 1, ...tokens, costNanos: 1n, excessNanos: 0n },
+        from: new Date('2025-01-01T00:00:00Z'),
+        to: null,
+        by: 'model',
+        rows: [{ group: 'm', requests: 1, ...tokens, errors: 2, costNanos: 1n, excessNanos: 0n }],
+        total: { requests: 1, ...tokens, errors: 2, costNanos: 1n, excessNanos: 0n },
       }),
     ).toEqual({
       account_id: null,
-      since: '2025-01-01T00:00:00.000Z',
-      models: [{ model: 'm', requests: 1, input_tokens: 1, cached_input_tokens: 2, cache_write_input_tokens: 5, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001', excess_usd: '0' }],
-      total: { requests: 1, input_tokens: 1, cached_input_tokens: 2, cache_write_input_tokens: 5, output_tokens: 3, reasoning_tokens: 4, cost_usd: '0.000000001', excess_usd: '0' },
+      from: '2025-01-01T00:00:00.000Z',
+      to: null,
+      by: 'model',
+      rows: [{ group: 'm', requests: 1, input_tokens: 1, cached_input_tokens: 2, cache_write_input_tokens: 5, output_tokens: 3, reasoning_tokens: 4, errors: 2, cost_usd: '0.000000001', excess_usd: '0' }],
+      total: { requests: 1, input_tokens: 1, cached_input_tokens: 2, cache_write_input_tokens: 5, output_tokens: 3, reasoning_tokens: 4, errors: 2, cost_usd: '0.000000001', excess_usd: '0' },
     });
   });
 });

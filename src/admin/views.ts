@@ -4,9 +4,10 @@
  * its hash, and there is no field for the secret: only `createKey`'s caller ever holds that.
  */
 import { formatUsd } from '../billing/money.js';
-import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, UsageRow } from '../store/store.js';
+import { csvLine, toCsvValue } from './csv.js';
+import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, RequestLogRecord, UsageGrouping } from '../store/store.js';
 import { keyStatus } from './keys.js';
-import type { UsageReport, UsageTotals } from './usage.js';
+import type { UsageReport, UsageReportRow, UsageTotals } from './usage.js';
 
 export interface AccountView {
   id: string;
@@ -38,16 +39,45 @@ export interface UsageTotalsView {
   cache_write_input_tokens: number;
   output_tokens: number;
   reasoning_tokens: number;
+  /** Logged requests that ended with an error code (from the request log). */
+  errors: number;
   cost_usd: string;
   /** Reported by upstreams beyond the holds: recorded, not billed. */
   excess_usd: string;
 }
 
+export interface UsageRowView extends UsageTotalsView {
+  /** The UTC day or hour (its start, ISO 8601), the model id or the key id. */
+  group: string;
+}
+
 export interface UsageReportView {
   account_id: string | null;
-  since: string | null;
-  models: (UsageTotalsView & { model: string })[];
+  from: string | null;
+  to: string | null;
+  by: UsageGrouping;
+  rows: UsageRowView[];
   total: UsageTotalsView;
+}
+
+/** The CSV columns of a usage export, after the group's own (named after the grouping). */
+export const USAGE_CSV_COLUMNS = [
+  'requests',
+  'input_tokens',
+  'cached_input_tokens',
+  'cache_write_input_tokens',
+  'output_tokens',
+  'reasoning_tokens',
+  'errors',
+  'cost_usd',
+  'excess_usd',
+] as const satisfies readonly (keyof UsageTotalsView)[];
+
+/** A usage report as CSV: the group (its column named after the grouping: day, hour, model, key) and its totals, no total row. */
+export function usageCsv(view: UsageReportView): string {
+  let text = csvLine([view.by, ...USAGE_CSV_COLUMNS]);
+  for (const row of view.rows) text += csvLine([row.group, ...USAGE_CSV_COLUMNS.map((column) => toCsvValue(row[column]))]);
+  return text;
 }
 
 export function accountView(account: AccountRecord): AccountView {
@@ -80,8 +110,10 @@ export function keyView(key: ApiKeyRecord, now: Date = new Date()): KeyView {
 export function usageReportView(report: UsageReport): UsageReportView {
   return {
     account_id: report.accountId,
-    since: report.since?.toISOString() ?? null,
-    models: report.rows.map((row: UsageRow) => ({ model: row.model, ...usageTotalsView(row) })),
+    from: report.from?.toISOString() ?? null,
+    to: report.to?.toISOString() ?? null,
+    by: report.by,
+    rows: report.rows.map((row: UsageReportRow) => ({ group: row.group, ...usageTotalsView(row) })),
     total: usageTotalsView(report.total),
   };
 }
@@ -94,6 +126,7 @@ function usageTotalsView(totals: UsageTotals): UsageTotalsView {
     cache_write_input_tokens: totals.cacheWriteInputTokens ?? 0,
     output_tokens: totals.outputTokens,
     reasoning_tokens: totals.reasoningTokens,
+    errors: totals.errors,
     cost_usd: formatUsd(totals.costNanos),
     excess_usd: formatUsd(totals.excessNanos),
   };
@@ -160,3 +193,76 @@ export function auditEntryView(entry: AuditEntry): AuditEntryView {
     after: entry.after,
   };
 }
+
+export interface RequestLogView {
+  id: number;
+  at: string;
+  request_id: string;
+  account_id: string;
+  key_id: string;
+  surface: string;
+  model: string;
+  target: string | null;
+  status: number;
+  error_code: string | null;
+  stream: boolean;
+  latency_ms: number;
+  first_byte_ms: number | null;
+  input_tokens: number;
+  cached_input_tokens: number;
+  cache_write_input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: string;
+  /** Only for models whose catalog entry turns on `log_bodies`, cut at its size cap. */
+  request_body: string | null;
+  response_body: string | null;
+}
+
+export function requestLogView(record: RequestLogRecord): RequestLogView {
+  return {
+    id: record.id,
+    at: record.at.toISOString(),
+    request_id: record.requestId,
+    account_id: record.accountId,
+    key_id: record.keyId,
+    surface: record.surface,
+    model: record.model,
+    target: record.target,
+    status: record.status,
+    error_code: record.errorCode,
+    stream: record.stream,
+    latency_ms: record.latencyMs,
+    first_byte_ms: record.firstByteMs,
+    input_tokens: record.inputTokens,
+    cached_input_tokens: record.cachedInputTokens,
+    cache_write_input_tokens: record.cacheWriteInputTokens ?? 0,
+    output_tokens: record.outputTokens,
+    reasoning_tokens: record.reasoningTokens,
+    cost_usd: formatUsd(record.costNanos),
+    request_body: record.requestBody,
+    response_body: record.responseBody,
+  };
+}
+
+/** The CSV columns of a request log export: every field but the bodies. */
+export const REQUEST_LOG_CSV_COLUMNS = [
+  'at',
+  'request_id',
+  'account_id',
+  'key_id',
+  'surface',
+  'model',
+  'target',
+  'status',
+  'error_code',
+  'stream',
+  'latency_ms',
+  'first_byte_ms',
+  'input_tokens',
+  'cached_input_tokens',
+  'cache_write_input_tokens',
+  'output_tokens',
+  'reasoning_tokens',
+  'cost_usd',
+] as const satisfies readonly (keyof RequestLogView)[];

@@ -5,6 +5,7 @@ import { hashKeySecret } from '../auth/key-secret.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { useCliOnTempDatabase } from '../../test/support/cli-runner.js';
+import { parseCsvRecords } from '../../test/support/csv.js';
 
 const cli = useCliOnTempDatabase();
 /** Runs the real CLI in-process against the temp database, as `tollgate ...argv` would. */
@@ -172,16 +173,35 @@ describe('usage', () => {
     const run = await tollgate(['usage', '--account', 'acme']);
     expect(run.code).toBe(0);
     expect(run.stdout.trimEnd().split('\n').map((line) => line.trim().split(/\s{2,}/))).toEqual([
-      ['MODEL', 'REQUESTS', 'INPUT', 'CACHED', 'CACHE WRITE', 'OUTPUT', 'REASONING', 'COST USD', 'EXCESS USD'],
-      ['model-5.6', '2', '1010', '200', '300', '105', '40', '0.0015', '0'],
-      ['model-5.6-mini', '1', '7', '0', '0', '1', '0', '0.000000003', '0'],
-      ['TOTAL', '3', '1017', '200', '300', '106', '40', '0.001500003', '0'],
+      ['MODEL', 'REQUESTS', 'INPUT', 'CACHED', 'CACHE WRITE', 'OUTPUT', 'REASONING', 'ERRORS', 'COST USD', 'EXCESS USD'],
+      ['model-5.6', '2', '1010', '200', '300', '105', '40', '0', '0.0015', '0'],
+      ['model-5.6-mini', '1', '7', '0', '0', '1', '0', '0', '0.000000003', '0'],
+      ['TOTAL', '3', '1017', '200', '300', '106', '40', '0', '0.001500003', '0'],
     ]);
 
-    const report = (await tollgateJson(['usage', '--since', '2000-01-01'])) as { models: unknown[]; total: unknown };
-    expect(report.models).toHaveLength(2);
-    expect(report.total).toEqual({ requests: 3, input_tokens: 1017, cached_input_tokens: 200, cache_write_input_tokens: 300, output_tokens: 106, reasoning_tokens: 40, cost_usd: '0.001500003', excess_usd: '0' });
+    const report = (await tollgateJson(['usage', '--since', '2000-01-01'])) as { rows: unknown[]; total: unknown; by: string };
+    expect(report.by).toBe('model');
+    expect(report.rows).toHaveLength(2);
+    expect(report.total).toEqual({ requests: 3, input_tokens: 1017, cached_input_tokens: 200, cache_write_input_tokens: 300, output_tokens: 106, reasoning_tokens: 40, errors: 0, cost_usd: '0.001500003', excess_usd: '0' });
     expect((await tollgate(['usage', '--since', '2999-01-01T00:00:00Z'])).stdout).toBe('No usage recorded.\n');
+    expect((await tollgate(['usage', '--until', '2000-01-01'])).stdout).toBe('No usage recorded.\n');
+
+    const byKey = await tollgate(['usage', '--by', 'key', '--since', '2000-01-01', '--until', '2999-01-01']);
+    expect(byKey.stdout.split('\n')[0]).toMatch(/^KEY\s+REQUESTS\s/);
+    expect(byKey.stdout).toContain(keyId);
+    const today = new Date();
+    today.setUTCHours(0, 0, 0, 0);
+    const byDay = await tollgate(['usage', '--by', 'day']);
+    expect(byDay.stdout.split('\n')[1]).toMatch(new RegExp(`^${today.toISOString().replaceAll('.', '\\.')}\\s+3\\s`));
+
+    const csv = await tollgate(['usage', '--by', 'model', '--csv']);
+    expect(csv.code).toBe(0);
+    const { header, records } = parseCsvRecords(csv.stdout);
+    expect(header).toEqual(['model', 'requests', 'input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'output_tokens', 'reasoning_tokens', 'errors', 'cost_usd', 'excess_usd']);
+    expect(records).toEqual([
+      { model: 'model-5.6', requests: '2', input_tokens: '1010', cached_input_tokens: '200', cache_write_input_tokens: '300', output_tokens: '105', reasoning_tokens: '40', errors: '0', cost_usd: '0.0015', excess_usd: '0' },
+      { model: 'model-5.6-mini', requests: '1', input_tokens: '7', cached_input_tokens: '0', cache_write_input_tokens: '0', output_tokens: '1', reasoning_tokens: '0', errors: '0', cost_usd: '0.000000003', excess_usd: '0' },
+    ]);
   });
 });
 
@@ -213,6 +233,9 @@ describe('bad input', () => {
     [['usage', '--since', 'yesterday'], /--since must be an ISO 8601 date/],
     [['usage', '--since', '2025-02-30'], /--since must be an ISO 8601 date/],
     [['usage', '--account', 'nobody'], /no account with id or name "nobody"/],
+    [['usage', '--until', 'tomorrow'], /--until must be an ISO 8601 date/],
+    [['usage', '--since', '2025-02-01', '--until', '2025-01-01'], /--since must not be after --until/],
+    [['usage', '--by', 'week'], /argument 'week' is invalid. Allowed choices are day, hour, model, key/],
     [['serve', '--workers', '0'], /--workers must be "auto" or a whole number/],
     [['serve', '--workers', 'many'], /--workers must be "auto" or a whole number/],
     [['accounts', 'create'], /required option '--name <name>' not specified/],

@@ -124,6 +124,11 @@ const modelSchema = z
      * (`map`: Anthropic's web search tool, Gemini's Google Search grounding).
      */
     hosted_tools: z.enum(['drop', 'refuse', 'map']).default('drop'),
+    /**
+     * Keep this model's prompts and answers in the request log, each cut at `max_bytes` (they are
+     * the customers' data: off unless set). Streamed answers are not kept yet, only JSON ones.
+     */
+    log_bodies: z.object({ max_bytes: z.number().int().positive().max(1_048_576) }).strict().optional(),
     targets: z.array(target).min(1),
   })
   .strict();
@@ -190,6 +195,15 @@ export const configFileSchema = z
         path: ['headers_timeout_ms'],
       })
       .default(DEFAULT_LIMITS),
+    /** The request log: one row per routed `/v1` request, written in batches off the request path. */
+    log: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** Rows older than this are pruned in the background, a few at a time. */
+        retention_days: z.number().int().positive().max(36_500).default(30),
+      })
+      .strict()
+      .default({ enabled: true, retention_days: 30 }),
   })
   .strict();
 

@@ -25,6 +25,7 @@ import { parseJsonBody } from './body.js';
 import { createResponseKeeper, expandConversation, KEEP_NOTHING, passthroughResponse, type KeepResponse } from './stored-responses.js';
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
+import type { RequestOutcome } from './request-outcome.js';
 import { runYielding } from './run-yielding.js';
 import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
 
@@ -67,6 +68,9 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
     const body = parseJsonBody(request.body);
     const decodedBody = adapter.decode(body, request.headers);
     const model = resolveModel(services, decodedBody.request.model, context);
+    // Minimal outcome for the request log until the answer handler's own rewrite fills it fully.
+    const outcome: RequestOutcome = { accountId: context.account.id, keyId: context.key.id, surface: adapter.surface, model: model.id, target: null, stream: decodedBody.request.stream, firstByteAt: null, usage: null, costNanos: 0n, errorCode: null };
+    request.outcome = outcome;
     adapter.checkAgainstModel(decodedBody, model);
     // Before the estimate, so that the hold covers the whole conversation the upstream will read.
     const conversation = await expandConversation(services.store, context.account.id, decodedBody);
@@ -121,6 +125,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
         throw error;
       }
 
+      outcome.target = opened.target.label;
       reply.headers(droppedToolsHeaders(opened, canonical));
       try {
         const encoder = adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
@@ -139,7 +144,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
     const delivery = byStreamFlag(decoded.request);
     if (delivery.stream) {
       const answer = await openAnswer(delivery.request);
-      const frames = withTeardown(streamFrames(answer, abort), () => {
+      const frames = withTeardown(streamFrames(answer, abort, outcome, services.now), () => {
         // Runs when the stream is destroyed, even before it started (then the generator's own
         // `finally` never runs): stop the upstream and settle, both no-ops if already done.
         abort.abort();
@@ -150,7 +155,9 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
         .header('cache-control', 'no-cache')
         .send(Readable.from(frames, { objectMode: false }));
     }
-    return reply.send(await collectAnswer(await openAnswer(delivery.request)));
+    const collected = await collectAnswer(await openAnswer(delivery.request));
+    outcome.firstByteAt = services.now();
+    return reply.send(collected);
   };
 }
 
@@ -185,6 +192,7 @@ function createSettler(services: AnswerServices, hold: Hold, meter: UsageMeter, 
     }
     try {
       const { billedNanos, excessNanos } = await services.billing.settle(hold, usage);
+      if (request.outcome !== null) Object.assign(request.outcome, { usage, costNanos: billedNanos });
       if (excessNanos > 0n) {
         services.metrics.billingExcess.inc({ model: hold.model }, Number(excessNanos));
         request.log.warn({ model: hold.model, holdId: hold.id, excessNanos: excessNanos.toString() }, 'the upstream reported more than the hold covers; the excess is recorded, not billed');
@@ -240,16 +248,21 @@ function observe(meter: UsageMeter, encoder: ClientEncoder, event: CanonicalEven
   return undefined;
 }
 
-async function* streamFrames(answer: Answer<true>, abort: AbortController): AsyncGenerator<string> {
+async function* streamFrames(answer: Answer<true>, abort: AbortController, outcome: RequestOutcome, now: () => number): AsyncGenerator<string> {
   const { opened, encoder, meter, settle } = answer;
   let finished = false;
   try {
-    const frames = opened.kind === 'passthrough' ? passthroughFrames(opened, meter, answer.keep) : canonicalFrames(opened, answer, abort.signal);
-    for await (const text of frames) if (text !== '') yield text;
+    const frames = opened.kind === 'passthrough' ? passthroughFrames(opened, meter, answer.keep) : canonicalFrames(opened, answer, abort.signal, outcome);
+    for await (const text of frames) {
+      if (text === '') continue;
+      outcome.firstByteAt ??= now();
+      yield text;
+    }
     finished = true;
   } catch {
     // A provider that throws mid-stream (rather than yielding an error event) still ends the
     // stream in the client's protocol.
+    outcome.errorCode = 'upstream_error';
     if (!abort.signal.aborted) yield await finalFrames(answer, encoder.fail('upstream_error', 'The upstream provider failed mid-stream.', meter.usage()));
   } finally {
     if (!finished) abort.abort();
@@ -257,7 +270,7 @@ async function* streamFrames(answer: Answer<true>, abort: AbortController): Asyn
   }
 }
 
-async function* canonicalFrames(opened: Extract<OpenedAnswer, { kind: 'events' }>, answer: Answer<true>, signal: AbortSignal): AsyncGenerator<string> {
+async function* canonicalFrames(opened: Extract<OpenedAnswer, { kind: 'events' }>, answer: Answer<true>, signal: AbortSignal, outcome: RequestOutcome): AsyncGenerator<string> {
   const { encoder, meter } = answer;
   yield encoder.start().join('');
   meter.observe(opened.first);
@@ -265,6 +278,7 @@ async function* canonicalFrames(opened: Extract<OpenedAnswer, { kind: 'events' }
   for await (const event of iterate(opened.rest)) {
     meter.observe(event);
     if (event.type === 'error') {
+      outcome.errorCode = 'upstream_error';
       yield await finalFrames(answer, encoder.fail(event.code, event.message, meter.usage()));
       return;
     }

@@ -22,6 +22,7 @@ import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
+import type { RequestLog } from './request-log/request-log.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
 import { toGatewayError } from './errors.js';
 import { errorBody, errorShapeOf } from './error-shapes.js';
@@ -46,6 +47,8 @@ export interface AppDeps {
   now: () => number;
   /** The admin API has its own listener (gateway.ts): refuse it here and /v1 there. */
   adminListener?: boolean;
+  /** Records each routed /v1 request (absent with `log.enabled: false`). */
+  requestLog?: RequestLog;
 }
 
 /** Renders `error` in the error shape of the route's surface (see error-shapes.ts). */
@@ -117,6 +120,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
   });
   registerBodyParser(app);
+  deps.requestLog?.register(app);
 
   app.setErrorHandler((error, request, reply) => {
     const { gatewayError, unexpected } = toGatewayError(error);

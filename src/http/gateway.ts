@@ -22,6 +22,7 @@ import { createAdminServer } from './admin/admin-listener.js';
 import { buildApp } from './app.js';
 import { InFlight } from './in-flight.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { createRequestLog, type RequestLog } from './request-log/request-log.js';
 
 export interface GatewayOptions {
   config: ConfigFile;
@@ -38,6 +39,8 @@ export interface GatewayOptions {
   metrics?: Metrics;
   /** Serve the admin API on a server of its own (`adminServer`), and not through `app`'s listener. */
   adminListener?: boolean;
+  /** Request log tuning for tests: batch writer options and how often expired rows are pruned. */
+  requestLog?: Pick<Parameters<typeof createRequestLog>[0], 'writer' | 'pruneIntervalMs'>;
 }
 
 export interface Gateway {
@@ -46,6 +49,8 @@ export interface Gateway {
   adminServer?: Server;
   authenticator: Authenticator;
   billing: BillingService;
+  /** The request log's writer and pruning; absent with `log.enabled: false`. */
+  requestLog?: RequestLog;
   /** Stops background work, closes the app and the upstream pools (not the store or limiter). */
   close(): Promise<void>;
 }
@@ -88,6 +93,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger: options.logger,
     maxAgeMs: options.config.billing.hold_ttl_seconds * 1000,
   });
+  const metrics = options.metrics ?? createMetrics();
+  const requestLog = options.config.log.enabled
+    ? createRequestLog({ config: options.config, store: options.store, logger: options.logger, registry: metrics.registry, now, ...options.requestLog })
+    : undefined;
   const app = buildApp({
     config: options.config,
     catalog,
@@ -99,10 +108,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     store: options.store,
     inFlight,
     settleRetrier,
-    metrics: options.metrics ?? createMetrics(),
+    metrics,
     logger: options.logger,
     now,
     adminListener: options.adminListener === true,
+    ...(requestLog === undefined ? {} : { requestLog }),
   });
   const adminServer = options.adminListener === true ? createAdminServer(app, options.config.limits) : undefined;
 
@@ -125,6 +135,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(adminServer === undefined ? {} : { adminServer }),
     authenticator,
     billing,
+    ...(requestLog === undefined ? {} : { requestLog }),
     close: () => (closing ??= shutDown()),
   };
 
@@ -139,6 +150,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Streams cut by the drain settle asynchronously after their connection is gone.
     await inFlight.drained();
     await settleRetrier.close();
+    // Last: every answer has ended, so every row is queued; the store is closed by the caller.
+    await requestLog?.close();
     await closeProviders(providers);
   }
 }

@@ -22,6 +22,14 @@ import type {
   LedgerEntry,
   InstanceRecord,
   HoldCheckpoint,
+  ErrorCountRow,
+  RequestLogCursor,
+  RequestLogEntry,
+  RequestLogFilter,
+  RequestLogRecord,
+  UsageGrouping,
+  UsageGroupRow,
+  UsageRange,
   NewHold,
   Store,
   StoredResponse,
@@ -35,7 +43,9 @@ import { GroupCommit } from './group-commit.js';
 import { checkpointOperation, MAX_HOLD_BATCH_SIZE, openOperation, settleOperation, type HoldBatchCommit, type HoldOperation } from './hold-operations.js';
 import * as instances from './instance-queries.js';
 import * as ledger from './ledger-queries.js';
+import * as requestLog from './request-log-queries.js';
 import * as responses from './response-queries.js';
+import * as usage from './usage-queries.js';
 import {
   decodeAccount,
   decodeApiKey,
@@ -346,8 +356,9 @@ export class KyselyStore implements Store {
     return ledger.listLedger(this.db, accountId);
   }
 
-  usageReport(filter: { accountId?: string; since?: Date }): Promise<UsageRow[]> {
-    return ledger.usageReport(this.db, filter);
+  async usageReport(filter: { accountId?: string; since?: Date }): Promise<UsageRow[]> {
+    const rows = await usage.usageBy(this.db, 'model', { accountId: filter.accountId, from: filter.since });
+    return rows.map(({ group, ...totals }) => ({ model: group, ...totals }));
   }
 
   listLedgerPage(accountId: string, page: PageRequest<number>): Promise<Page<LedgerEntry, number>> {
@@ -409,6 +420,28 @@ export class KyselyStore implements Store {
 
   removeInstance(id: string): Promise<void> {
     return instances.removeInstance(this.db, id);
+  }
+
+  // ---- Request log and usage by group (migration 0007) ----
+
+  appendRequestLog(entries: readonly RequestLogEntry[]): Promise<void> {
+    return requestLog.appendRequestLog(this.db, entries);
+  }
+
+  listRequestLog(filter: RequestLogFilter, page: PageRequest<RequestLogCursor>): Promise<Page<RequestLogRecord, RequestLogCursor>> {
+    return requestLog.listRequestLog(this.db, filter, page);
+  }
+
+  pruneRequestLog(before: Date, limit: number): Promise<number> {
+    return requestLog.pruneRequestLog(this.db, before, limit);
+  }
+
+  usageBy(grouping: UsageGrouping, range: UsageRange): Promise<UsageGroupRow[]> {
+    return usage.usageBy(this.db, grouping, range);
+  }
+
+  requestErrorsBy(grouping: UsageGrouping, range: UsageRange): Promise<ErrorCountRow[]> {
+    return usage.requestErrorsBy(this.db, grouping, range);
   }
 
   private auditAccount(transaction: Kysely<Database>, accountId: string, audit: AuditDraft<AccountRecord> | undefined, change: () => Promise<boolean>): Promise<boolean> {

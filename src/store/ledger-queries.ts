@@ -1,11 +1,12 @@
 /**
- * The append-only ledger: writing one entry, listing an account's entries, and the usage report.
+ * The append-only ledger: writing one entry and listing an account's entries (usage sums are in
+ * usage-queries.ts).
  * Nothing here updates or deletes a ledger row; balances move only together with an appended entry.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, LedgerKind } from './schema.js';
-import type { LedgerEntry, TokenCounts, UsageRow } from './store.js';
-import { decodeLedgerEntry, decodeUsageRow, toEpochMilliseconds } from './row-decoding.js';
+import type { LedgerEntry, TokenCounts } from './store.js';
+import { decodeLedgerEntry } from './row-decoding.js';
 
 /** The largest token count a ledger column holds (PostgreSQL `integer`). */
 const MAX_TOKEN_COUNT = 2_147_483_647;
@@ -57,32 +58,6 @@ export async function appendLedgerEntry(db: Kysely<Database>, entry: NewLedgerEn
 export async function listLedger(db: Kysely<Database>, accountId: string): Promise<LedgerEntry[]> {
   const rows = await db.selectFrom('ledger').selectAll().where('account_id', '=', accountId).orderBy('id', 'asc').execute();
   return rows.map(decodeLedgerEntry);
-}
-
-/**
- * Charges grouped by model, sorted by model. Sums are cast back to `bigint` because PostgreSQL
- * widens `sum(bigint)` to `numeric` (which pg returns as a string) while SQLite keeps integers.
- */
-export async function usageReport(db: Kysely<Database>, filter: { accountId?: string; since?: Date }): Promise<UsageRow[]> {
-  let query = db.selectFrom('ledger').where('kind', 'in', ['charge', 'excess']);
-  if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
-  if (filter.since !== undefined) query = query.where('created_at', '>=', BigInt(toEpochMilliseconds(filter.since, 'since')));
-  const rows = await query
-    .select([
-      'model',
-      sql<bigint>`cast(sum(case when kind = 'charge' then 1 else 0 end) as bigint)`.as('requests'),
-      sql<bigint>`cast(sum(input_tokens) as bigint)`.as('input_tokens'),
-      sql<bigint>`cast(sum(cached_input_tokens) as bigint)`.as('cached_input_tokens'),
-      sql<bigint>`cast(sum(cache_write_input_tokens) as bigint)`.as('cache_write_input_tokens'),
-      sql<bigint>`cast(sum(output_tokens) as bigint)`.as('output_tokens'),
-      sql<bigint>`cast(sum(reasoning_tokens) as bigint)`.as('reasoning_tokens'),
-      sql<bigint>`cast(sum(case when kind = 'charge' then amount_nanos else 0 end) as bigint)`.as('cost_nanos'),
-      sql<bigint>`cast(sum(case when kind = 'excess' then amount_nanos else 0 end) as bigint)`.as('excess_nanos'),
-    ])
-    .groupBy('model')
-    .orderBy('model', 'asc')
-    .execute();
-  return rows.map(decodeUsageRow);
 }
 
 export function assertNonNegativeAmount(amount: bigint, what: string): void {

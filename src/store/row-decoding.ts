@@ -3,7 +3,7 @@
  * (see schema.ts), and a row is data from outside, so every value is checked here rather than
  * trusted: a wrong type throws instead of turning into NaN or a silently rounded amount.
  */
-import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, LedgerEntry, UsageRow } from './store.js';
+import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, LedgerEntry } from './store.js';
 
 /** Raised when a row holds something the schema does not allow: a bug or a foreign database. */
 export class StoreDataError extends Error {
@@ -173,32 +173,6 @@ export function decodeLedgerEntry(row: LedgerRow): LedgerEntry {
     reasoningTokens: toSafeNumber(row.reasoning_tokens, 'ledger.reasoning_tokens'),
     note: toNullableText(row.note, 'ledger.note'),
     createdAt: toDate(row.created_at, 'ledger.created_at'),
-  };
-}
-
-export interface UsageQueryRow {
-  model: unknown;
-  requests: unknown;
-  input_tokens: unknown;
-  cached_input_tokens: unknown;
-  cache_write_input_tokens: unknown;
-  output_tokens: unknown;
-  reasoning_tokens: unknown;
-  cost_nanos: unknown;
-  excess_nanos: unknown;
-}
-
-export function decodeUsageRow(row: UsageQueryRow): UsageRow {
-  return {
-    model: toNullableText(row.model, 'usage.model') ?? '',
-    requests: toSafeNumber(row.requests, 'usage.requests'),
-    inputTokens: toSafeNumber(row.input_tokens, 'usage.input_tokens'),
-    cachedInputTokens: toSafeNumber(row.cached_input_tokens, 'usage.cached_input_tokens'),
-    cacheWriteInputTokens: toSafeNumber(row.cache_write_input_tokens, 'usage.cache_write_input_tokens'),
-    outputTokens: toSafeNumber(row.output_tokens, 'usage.output_tokens'),
-    reasoningTokens: toSafeNumber(row.reasoning_tokens, 'usage.reasoning_tokens'),
-    costNanos: toBigInt(row.cost_nanos, 'usage.cost_nanos'),
-    excessNanos: toBigInt(row.excess_nanos, 'usage.excess_nanos'),
   };
 }
 

@@ -136,6 +136,33 @@ export interface AuditLogTable {
   after: string | null;
 }
 
+/** One row per routed `/v1` request (migration 0007), written in batches; see request-log-queries.ts. */
+export interface RequestLogTable {
+  id: Generated<bigint | number>;
+  at: Int64;
+  request_id: string;
+  account_id: string;
+  key_id: string;
+  surface: string;
+  model: string;
+  target: string | null;
+  status: Int32;
+  error_code: string | null;
+  /** 0 or 1. */
+  stream: Int32;
+  latency_ms: Int32;
+  first_byte_ms: NullableInt32;
+  input_tokens: Int32;
+  cached_input_tokens: Int32;
+  cache_write_input_tokens: Int32;
+  output_tokens: Int32;
+  reasoning_tokens: Int32;
+  cost_nanos: Int64;
+  /** Only for models with `log_bodies`, cut at its `max_bytes`. */
+  request_body: string | null;
+  response_body: string | null;
+}
+
 export interface Database {
   admin_tokens: AdminTokensTable;
   audit_log: AuditLogTable;
@@ -146,4 +173,5 @@ export interface Database {
   revision: RevisionTable;
   responses: ResponsesTable;
   instances: InstancesTable;
+  request_log: RequestLogTable;
 }

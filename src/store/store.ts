@@ -189,6 +189,86 @@ export interface AccountFilter {
   status?: 'active' | 'disabled';
 }
 
+// ---- Request log and usage by group (migration 0007) ----
+
+/** One routed `/v1` request, as the request log keeps it (docs/architecture.md, Request log). */
+export interface RequestLogEntry extends TokenCounts {
+  /** When the request arrived. */
+  at: Date;
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  /** The client surface (`responses`, `chat-completions`, `anthropic-messages`). */
+  surface: string;
+  /** Catalog model id. */
+  model: string;
+  /** The upstream target that answered (its label), or null when none did. */
+  target: string | null;
+  /** HTTP status of the answer (200 also for a stream that failed midway: see errorCode). */
+  status: number;
+  /** The gateway error code the answer failed with, also mid-stream; null for a success. */
+  errorCode: string | null;
+  stream: boolean;
+  /** From arrival to the last byte. */
+  latencyMs: number;
+  /** From arrival to the first byte of the answer; null when nothing was sent. */
+  firstByteMs: number | null;
+  /** Debited by the settlement, nano-USD (the ledger holds the exact charge). */
+  costNanos: bigint;
+  /** Bodies only for models whose catalog entry turns `log_bodies` on, cut at its size cap. */
+  requestBody: string | null;
+  responseBody: string | null;
+}
+
+export interface RequestLogRecord extends RequestLogEntry {
+  id: number;
+}
+
+/** The request log sorts newest first: by arrival, then id. */
+export interface RequestLogCursor {
+  at: Date;
+  id: number;
+}
+
+export interface RequestLogFilter {
+  /** Arrived at or after. */
+  from?: Date;
+  /** Arrived before. */
+  to?: Date;
+  accountId?: string;
+  keyId?: string;
+  model?: string;
+  status?: number;
+  requestId?: string;
+}
+
+/** How usage is grouped: by UTC day or hour of the charge, by model, or by key. */
+export type UsageGrouping = 'day' | 'hour' | 'model' | 'key';
+
+export interface UsageRange {
+  accountId?: string;
+  /** At or after. */
+  from?: Date;
+  /** Before. */
+  to?: Date;
+}
+
+export interface UsageGroupRow extends TokenCounts {
+  /** The model id, the key id (empty when none), or the start of the UTC day or hour (ISO 8601). */
+  group: string;
+  /** Charges. */
+  requests: number;
+  costNanos: bigint;
+  /** Cost upstreams reported beyond the holds, not billed. */
+  excessNanos: bigint;
+}
+
+export interface ErrorCountRow {
+  group: string;
+  /** Logged requests that ended with an error code. */
+  errors: number;
+}
+
 export interface Store {
   /** Creates or upgrades the schema. Idempotent; safe while other processes use the database. */
   migrate(): Promise<void>;
@@ -280,4 +360,17 @@ export interface Store {
   removeInstance(id: string): Promise<void>;
   /** Charges grouped by model. */
   usageReport(filter: { accountId?: string; since?: Date }): Promise<UsageRow[]>;
+
+  // ---- Request log and usage by group (migration 0007: request-log-queries.ts, usage-queries.ts) ----
+
+  /** Appends log rows in one statement (a batch from the writer, never one per request). */
+  appendRequestLog(entries: readonly RequestLogEntry[]): Promise<void>;
+  /** One page of the request log, newest first. */
+  listRequestLog(filter: RequestLogFilter, page: PageRequest<RequestLogCursor>): Promise<Page<RequestLogRecord, RequestLogCursor>>;
+  /** Deletes at most `limit` of the oldest rows that arrived before `before`; returns how many. */
+  pruneRequestLog(before: Date, limit: number): Promise<number>;
+  /** Charges and excess from the ledger, summed per group, sorted by group. */
+  usageBy(grouping: UsageGrouping, range: UsageRange): Promise<UsageGroupRow[]>;
+  /** Logged requests with an error code, counted per group, sorted by group. */
+  requestErrorsBy(grouping: UsageGrouping, range: UsageRange): Promise<ErrorCountRow[]>;
 }

@@ -5,8 +5,11 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createAccount } from '../../src/admin/accounts.js';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { createKey } from '../../src/admin/keys.js';
+import { parseCsvRecords } from '../support/csv.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const run = promisify(execFile);
@@ -22,11 +25,23 @@ const hasCurl = (() => {
 })();
 if (!hasCurl) console.info('README admin API test skipped: curl is not installed.');
 
-function readmeAdminCurls(): string[] {
+/** The curl lines of the first sh block after `heading`. */
+function readmeCurls(heading: string): string[] {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Admin API'));
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const start = readme.indexOf(heading);
+  expect(start, heading).toBeGreaterThanOrEqual(0);
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(start))?.[1] ?? '';
   return block.split('\n').filter((line) => line.startsWith('curl '));
+}
+
+const readmeAdminCurls = () => readmeCurls('## Admin API');
+
+/** Runs a README curl line as printed (against the test server); resolves with its status and body. */
+async function runCurl(curl: string, baseUrl: string, token: string): Promise<{ status: string; body: string }> {
+  expect(curl).toContain(README_ADDRESS);
+  const line = curl.replaceAll(README_ADDRESS, baseUrl);
+  const { stdout } = await run('sh', ['-c', `${line} -w '\\n%{http_code}'`], { env: { ...process.env, ADMIN_TOKEN: token } });
+  return { status: stdout.slice(stdout.lastIndexOf('\n') + 1), body: stdout.slice(0, stdout.lastIndexOf('\n')) };
 }
 
 describe.skipIf(!hasCurl)('README admin API examples', () => {
@@ -57,5 +72,31 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
     const account = await harness.store.findAccount('globex');
     expect(account).toMatchObject({ balanceNanos: 12_500_000_000n, disabled: true });
     expect(answers.at(-1)?.data).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'account.disable', target_id: account?.id })]));
+  });
+
+  it('the request log and usage curl lines work as printed and show a request just made', async () => {
+    const curls = readmeCurls('### Request log');
+    expect(curls.length).toBeGreaterThanOrEqual(4);
+    await createAccount(harness.store, { name: 'acme', balanceUsd: '5' });
+    const { secret } = await createKey(harness.store, { accountRef: 'acme' });
+    const sent = await harness.post('/v1/chat/completions', { model: 'model-5.6', messages: [{ role: 'user', content: 'Hi' }] }, secret);
+    expect(sent.status).toBe(200);
+    await sent.text();
+    const requestId = sent.headers.get('x-request-id') ?? '';
+    await vi.waitFor(async () => expect((await harness.store.listRequestLog({ requestId }, { limit: 1 })).rows).toHaveLength(1), { timeout: 5_000 });
+    const answers: string[] = [];
+    for (const curl of curls) {
+      const { status, body } = await runCurl(curl, harness.baseUrl, token);
+      expect(status, `${curl}\n${body}`).toBe('200');
+      answers.push(body);
+    }
+    const [logJson, logCsv, usageJson, usageCsv] = answers as [string, string, string, string];
+    const rows = (JSON.parse(logJson) as { data: Array<{ request_id: string; status: number }> }).data;
+    expect(rows.map((row) => row.request_id)).toContain(requestId);
+    expect(parseCsvRecords(logCsv).header[0]).toBe('at');
+    expect(JSON.parse(usageJson)).toMatchObject({ by: 'day', rows: expect.any(Array) });
+    const keys = parseCsvRecords(usageCsv);
+    expect(keys.header[0]).toBe('key');
+    expect(keys.records).toEqual([expect.objectContaining({ requests: '1', errors: '0' })]);
   });
 });

@@ -14,6 +14,7 @@ import { parseJsonBody } from '../body.js';
 import { registerAccountRoutes } from './accounts.js';
 import { registerAdminTokenRoutes } from './admin-tokens.js';
 import { registerAuditRoutes } from './audit.js';
+import { registerRequestLogRoutes } from './requests.js';
 import { createAdminAuthentication, requireRole } from './auth.js';
 import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
 import type { AdminRouteDeps } from './context.js';
@@ -56,6 +57,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
       registerAccountRoutes(typed, deps);
       registerAdminTokenRoutes(typed, deps);
       registerAuditRoutes(typed, deps);
+      registerRequestLogRoutes(typed, deps);
       typed.get('/openapi.json', { preHandler: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
     },
     { prefix: ADMIN_PATH_PREFIX },

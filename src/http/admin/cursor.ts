@@ -3,7 +3,7 @@
  * so a tampered or foreign cursor is a 400 naming `cursor`, never a query on junk.
  */
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { AccountCursor } from '../../store/store.js';
+import type { AccountCursor, RequestLogCursor } from '../../store/store.js';
 
 function encode(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
@@ -41,6 +41,19 @@ export function decodeAccountCursor(cursor: string | undefined): AccountCursor |
   const value = decode(cursor);
   if (typeof value === 'object' && value !== null && 't' in value && 'id' in value && Number.isSafeInteger(value.t) && typeof value.id === 'string') {
     return { createdAt: new Date(value.t as number), id: value.id };
+  }
+  throw invalidCursor();
+}
+
+export function encodeRequestLogCursor(cursor: RequestLogCursor | undefined): string | null {
+  return cursor === undefined ? null : encode({ t: cursor.at.getTime(), id: cursor.id });
+}
+
+export function decodeRequestLogCursor(cursor: string | undefined): RequestLogCursor | undefined {
+  if (cursor === undefined) return undefined;
+  const value = decode(cursor);
+  if (typeof value === 'object' && value !== null && 't' in value && 'id' in value && Number.isSafeInteger(value.t) && Number.isSafeInteger(value.id)) {
+    return { at: new Date(value.t as number), id: value.id as number };
   }
   throw invalidCursor();
 }

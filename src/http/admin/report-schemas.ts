@@ -1,0 +1,73 @@
+/**
+ * The zod schemas of the request log and usage routes (see schemas.ts for the rest): they validate
+ * the queries, shape the JSON answers and describe the CSV exports in the OpenAPI document.
+ */
+import { z } from 'zod';
+import { USAGE_GROUPINGS } from '../../admin/usage.js';
+
+/** A time as the CLI takes it: an ISO 8601 date (UTC midnight) or date-time; checked by the service. */
+export const isoInstant = z.string().max(40).describe('ISO 8601 date (UTC midnight) or date-time, like 2026-11-01 or 2026-11-01T12:00:00Z.');
+
+export const exportFormat = z.enum(['json', 'csv']).default('json').describe('`csv`: the whole result as CSV (text/csv), every matching row, not a page.');
+
+export const requestLogEntrySchema = z
+  .object({
+    id: z.number().int(),
+    at: z.string().describe('When the request arrived.'),
+    request_id: z.string(),
+    account_id: z.string(),
+    key_id: z.string(),
+    surface: z.string().describe('`responses`, `chat-completions` or `anthropic-messages`.'),
+    model: z.string(),
+    target: z.string().nullable().describe('The upstream target that answered (provider/model), null when none did.'),
+    status: z.number().int(),
+    error_code: z.string().nullable().describe('The error code the answer failed with, also mid-stream (then with status 200).'),
+    stream: z.boolean(),
+    latency_ms: z.number().int(),
+    first_byte_ms: z.number().int().nullable().describe('Time to the first byte of the answer.'),
+    input_tokens: z.number().int(),
+    cached_input_tokens: z.number().int(),
+    cache_write_input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    reasoning_tokens: z.number().int(),
+    cost_usd: z.string(),
+    request_body: z.string().nullable().describe('Only for models with `log_bodies` in the catalog, cut at its `max_bytes`.'),
+    response_body: z.string().nullable(),
+  })
+  .meta({ id: 'RequestLogEntry' });
+
+const usageTotals = {
+  requests: z.number().int().describe('Charged requests (from the ledger).'),
+  input_tokens: z.number().int(),
+  cached_input_tokens: z.number().int(),
+  cache_write_input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  reasoning_tokens: z.number().int(),
+  errors: z.number().int().describe('Requests that ended with an error code (from the request log).'),
+  cost_usd: z.string(),
+  excess_usd: z.string().describe('Reported by upstreams beyond the holds: recorded, not billed.'),
+};
+
+export const usageGrouping = z.enum(USAGE_GROUPINGS as ['day', 'hour', 'model', 'key']);
+
+export const usageReportSchema = z
+  .object({
+    account_id: z.string().nullable(),
+    from: z.string().nullable(),
+    to: z.string().nullable(),
+    by: usageGrouping,
+    rows: z.array(z.object({ group: z.string().describe('The UTC day or hour (its start), the model id or the key id.'), ...usageTotals })),
+    total: z.object(usageTotals),
+  })
+  .meta({ id: 'UsageReport' });
+
+/** A 200 answer in JSON, or in CSV with `format=csv`. */
+export function jsonOrCsv<T extends z.ZodType>(json: T, csvDescription: string) {
+  return {
+    description: 'JSON, or CSV with `format=csv`.',
+    content: {
+      'application/json': { schema: json },
+      'text/csv': { schema: z.string().describe(csvDescription) },
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * `/admin/v1/requests` (the request log) and `/admin/v1/usage`: viewer and up. Both answer JSON, or
+ * CSV with `format=csv`: the request log's export streams every matching row, newest first, a page
+ * at a time; the usage export is the report's rows.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { csvLine, toCsvValue } from '../../admin/csv.js';
+import { parseIsoDate } from '../../admin/input.js';
+import { everyRequestLogRow, searchRequestLog, type RequestLogSearch } from '../../admin/request-log.js';
+import { usageReport } from '../../admin/usage.js';
+import { REQUEST_LOG_CSV_COLUMNS, requestLogView, usageCsv, usageReportView } from '../../admin/views.js';
+import type { RequestLogRecord } from '../../store/store.js';
+import { requireRole } from './auth.js';
+import type { AdminApp, AdminRouteDeps } from './context.js';
+import { decodeRequestLogCursor, encodeRequestLogCursor } from './cursor.js';
+import { exportFormat, isoInstant, jsonOrCsv, requestLogEntrySchema, usageGrouping, usageReportSchema } from './report-schemas.js';
+import { errorResponses, pageOf, pageQuery } from './schemas.js';
+
+const CSV_TYPE = 'text/csv; charset=utf-8';
+
+const range = {
+  from: isoInstant.optional().describe('At or after this time (ISO 8601).'),
+  to: isoInstant.optional().describe('Before this time (ISO 8601).'),
+  account: z.string().max(200).optional().describe('Account id or name.'),
+};
+
+export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): void {
+  const { store } = deps;
+  const read = { preHandler: requireRole('viewer') };
+
+  app.get('/requests', {
+    ...read,
+    schema: {
+      tags: ['request log'],
+      summary: 'Search the request log, newest first; `format=csv` exports every matching row',
+      querystring: pageQuery.extend({
+        ...range,
+        key: z.string().max(200).optional().describe('Key id.'),
+        model: z.string().max(200).optional().describe('Catalog model id.'),
+        status: z.coerce.number().int().min(100).max(599).optional().describe('HTTP status of the answer.'),
+        request_id: z.string().max(200).optional().describe('The `x-request-id` of one request.'),
+        format: exportFormat,
+      }),
+      response: { 200: jsonOrCsv(pageOf(requestLogEntrySchema), `Columns: ${REQUEST_LOG_CSV_COLUMNS.join(', ')} (no bodies).`), ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const query = request.query;
+    const search: RequestLogSearch = {
+      ...instants(query.from, query.to),
+      ...(query.account === undefined ? {} : { accountRef: query.account }),
+      ...(query.key === undefined ? {} : { keyId: query.key }),
+      ...(query.model === undefined ? {} : { model: query.model }),
+      ...(query.status === undefined ? {} : { status: query.status }),
+      ...(query.request_id === undefined ? {} : { requestId: query.request_id }),
+    };
+    if (query.format === 'csv') {
+      // Resolved before the first byte, so that a bad account is a 404 rather than a cut stream.
+      const rows = everyRequestLogRow(store, search);
+      const first = await rows.next();
+      // The typed reply knows the schema's bodies only; Fastify sends a stream as it comes.
+      const untyped: FastifyReply = reply;
+      return untyped.type(CSV_TYPE).header('content-disposition', 'attachment; filename="requests.csv"').send(Readable.from(requestLogCsv(first, rows)));
+    }
+    const page = await searchRequestLog(store, search, { limit: query.limit, ...optionalCursor(query.cursor) });
+    return { data: page.rows.map(requestLogView), has_more: page.next !== undefined, next_cursor: encodeRequestLogCursor(page.next) };
+  });
+
+  app.get('/usage', {
+    ...read,
+    schema: {
+      tags: ['usage'],
+      summary: 'Requests, tokens, errors and cost per UTC day or hour, model or key, over a time range',
+      querystring: z.object({ ...range, by: usageGrouping.default('day').describe('One row per UTC day or hour, model or key.'), format: exportFormat }),
+      response: { 200: jsonOrCsv(usageReportSchema, 'The group (its column named after `by`), requests, tokens, errors, cost_usd, excess_usd; no total row.'), ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const { account, by, format } = request.query;
+    const view = usageReportView(await usageReport(store, { ...(account === undefined ? {} : { accountRef: account }), ...instants(request.query.from, request.query.to), by }));
+    if (format === 'csv') return reply.type(CSV_TYPE).header('content-disposition', `attachment; filename="usage-by-${by}.csv"`).send(usageCsv(view));
+    return view;
+  });
+}
+
+function optionalCursor(cursor: string | undefined) {
+  const after = decodeRequestLogCursor(cursor);
+  return after === undefined ? {} : { after };
+}
+
+/** The same date rules as the CLI's (admin/input.ts). */
+function instants(from: string | undefined, to: string | undefined): { from?: Date; to?: Date } {
+  return { ...(from === undefined ? {} : { from: parseIsoDate(from, 'from') }), ...(to === undefined ? {} : { to: parseIsoDate(to, 'to') }) };
+}
+
+async function* requestLogCsv(first: IteratorResult<RequestLogRecord>, rest: AsyncGenerator<RequestLogRecord>): AsyncGenerator<string> {
+  yield csvLine(REQUEST_LOG_CSV_COLUMNS);
+  if (first.done === true) return;
+  yield csvRow(first.value);
+  for await (const record of rest) yield csvRow(record);
+}
+
+function csvRow(record: RequestLogRecord): string {
+  const view = requestLogView(record);
+  return csvLine(REQUEST_LOG_CSV_COLUMNS.map((column) => toCsvValue(view[column])));
+}

@@ -1,0 +1,110 @@
+/**
+ * The request log as the gateway runs it: hooks that turn each answered `/v1` request into a row
+ * (entry.ts) and hand it to the batch writer (writer.ts), the optional body capture for models
+ * whose catalog entry turns on `log_bodies`, the background pruning (retention.ts), and the
+ * metrics of rows dropped while the database is away. `close` flushes what is queued.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ConfigFile } from '../../config/schema.js';
+import type { Store } from '../../store/store.js';
+import { capUtf8, requestLogEntry, type CapturedBodies } from './entry.js';
+import { RequestLogRetention } from './retention.js';
+import { RequestLogWriter, type RequestLogWriterOptions } from './writer.js';
+
+export interface RequestLogOptions {
+  config: ConfigFile;
+  store: Store;
+  logger: Logger;
+  registry: Registry;
+  now: () => number;
+  /** How often expired rows are looked for (the first pass runs soon after start). */
+  pruneIntervalMs?: number;
+  writer?: Omit<RequestLogWriterOptions, 'write' | 'onDrop' | 'onError' | 'onRecovered'>;
+}
+
+export interface RequestLog {
+  writer: RequestLogWriter;
+  retention: RequestLogRetention;
+  /** Adds the hooks that record each answered `/v1` request. */
+  register(app: FastifyInstance): void;
+  /** Stops the pruning and writes what is queued. */
+  close(): Promise<void>;
+}
+
+export function createRequestLog(options: RequestLogOptions): RequestLog {
+  const dropped = counter(options.registry);
+  let failing = false;
+  const writer = new RequestLogWriter({
+    ...options.writer,
+    write: (entries) => options.store.appendRequestLog(entries),
+    onDrop: (rows) => dropped.inc(rows),
+    onError: (error, rows) => {
+      // Once per outage, not once per retry.
+      if (!failing) options.logger.warn({ err: error, rows }, 'writing request log rows failed; retrying with backoff (rows past the queue bound are dropped)');
+      failing = true;
+    },
+    onRecovered: () => {
+      failing = false;
+      options.logger.info('request log rows are written again');
+    },
+  });
+  queuedGauge(options.registry, () => writer.queued);
+  const retention = new RequestLogRetention({ store: options.store, retentionDays: options.config.log.retention_days, now: options.now });
+  const prune = () => {
+    retention.pruneExpired().catch((error: unknown) => options.logger.warn({ err: error }, 'pruning the request log failed'));
+  };
+  const pruneIntervalMs = options.pruneIntervalMs ?? 600_000;
+  const firstPrune = setTimeout(prune, Math.min(pruneIntervalMs, 10_000));
+  const pruneTimer = setInterval(prune, pruneIntervalMs);
+  firstPrune.unref();
+  pruneTimer.unref();
+
+  const bodyLimits = new Map(options.config.models.flatMap((model) => (model.log_bodies === undefined ? [] : [[model.id, model.log_bodies.max_bytes] as const])));
+  const captured = new WeakMap<FastifyRequest, CapturedBodies>();
+
+  return {
+    writer,
+    retention,
+    register(app) {
+      if (bodyLimits.size > 0) {
+        // Only when some model keeps bodies: the request as the client sent it, and a JSON answer.
+        app.addHook('onSend', async (request, _reply, payload) => {
+          const maxBytes = request.outcome === null ? undefined : bodyLimits.get(request.outcome.model);
+          if (maxBytes !== undefined) {
+            captured.set(request, {
+              requestBody: typeof request.body === 'string' ? capUtf8(request.body, maxBytes) : null,
+              responseBody: typeof payload === 'string' ? capUtf8(payload, maxBytes) : null,
+            });
+          }
+          return payload;
+        });
+      }
+      app.addHook('onResponse', async (request, reply) => {
+        const entry = requestLogEntry(request, reply, options.now(), captured.get(request));
+        if (entry !== undefined) writer.record(entry);
+      });
+    },
+    async close() {
+      clearTimeout(firstPrune);
+      clearInterval(pruneTimer);
+      await retention.stop();
+      await writer.close();
+    },
+  };
+}
+
+const DROPPED = 'tollgate_request_log_dropped_total';
+const QUEUED = 'tollgate_request_log_queued_rows';
+
+function counter(registry: Registry): Counter {
+  const existing = registry.getSingleMetric(DROPPED);
+  if (existing instanceof Counter) return existing;
+  return new Counter({ name: DROPPED, help: 'Request log rows dropped because the queue was full (the database was away) or a final write failed.', registers: [registry] });
+}
+
+function queuedGauge(registry: Registry, read: () => number): void {
+  registry.removeSingleMetric(QUEUED);
+  new Gauge({ name: QUEUED, help: 'Request log rows waiting to be written.', registers: [registry], collect() { this.set(read()); } });
+}

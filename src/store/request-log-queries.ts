@@ -1,0 +1,136 @@
+/**
+ * The request log (migration 0007): batches of rows appended by the writer, searched newest first
+ * by keyset (arrival time, then id), and pruned a few rows at a time. Nothing here is on the
+ * request path: the writer calls `appendRequestLog` with whatever has queued up.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+import type { Page, PageRequest, RequestLogCursor, RequestLogEntry, RequestLogFilter, RequestLogRecord } from './store.js';
+import { pageOf } from './admin-queries.js';
+import { assertTokenCounts } from './ledger-queries.js';
+import { toBigInt, toDate, toEpochMilliseconds, toFlag, toNullableSafeNumber, toNullableText, toSafeNumber, toText } from './row-decoding.js';
+
+/** Largest value of a 32-bit column (latency, tokens). */
+const MAX_INT32 = 2_147_483_647;
+
+export async function appendRequestLog(db: Kysely<Database>, entries: readonly RequestLogEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await db.insertInto('request_log').values(entries.map(toRow)).execute();
+}
+
+export async function listRequestLog(
+  db: Kysely<Database>,
+  filter: RequestLogFilter,
+  page: PageRequest<RequestLogCursor>,
+): Promise<Page<RequestLogRecord, RequestLogCursor>> {
+  let query = db.selectFrom('request_log').selectAll();
+  if (filter.from !== undefined) query = query.where('at', '>=', BigInt(toEpochMilliseconds(filter.from, 'from')));
+  if (filter.to !== undefined) query = query.where('at', '<', BigInt(toEpochMilliseconds(filter.to, 'to')));
+  if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
+  if (filter.keyId !== undefined) query = query.where('key_id', '=', filter.keyId);
+  if (filter.model !== undefined) query = query.where('model', '=', filter.model);
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.requestId !== undefined) query = query.where('request_id', '=', filter.requestId);
+  const after = page.after;
+  if (after !== undefined) {
+    const at = BigInt(toEpochMilliseconds(after.at, 'cursor'));
+    query = query.where((eb) => eb.or([eb('at', '<', at), eb.and([eb('at', '=', at), eb('id', '<', after.id)])]));
+  }
+  const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  return pageOf(rows.map(decodeRequestLogRow), page.limit, (record) => ({ at: record.at, id: record.id }));
+}
+
+/** Deletes the oldest rows before `before`, at most `limit` of them in one statement. */
+export async function pruneRequestLog(db: Kysely<Database>, before: Date, limit: number): Promise<number> {
+  const doomed = db
+    .selectFrom('request_log')
+    .select('id')
+    .where('at', '<', BigInt(toEpochMilliseconds(before, 'before')))
+    .orderBy('at', 'asc')
+    .limit(limit);
+  const result = await db.deleteFrom('request_log').where('id', 'in', doomed).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+function toRow(entry: RequestLogEntry) {
+  assertTokenCounts(entry);
+  if (typeof entry.costNanos !== 'bigint' || entry.costNanos < 0n) throw new RangeError(`costNanos must be a bigint ≥ 0, got ${String(entry.costNanos)}`);
+  return {
+    at: toEpochMilliseconds(entry.at, 'at'),
+    request_id: entry.requestId,
+    account_id: entry.accountId,
+    key_id: entry.keyId,
+    surface: entry.surface,
+    model: entry.model,
+    target: entry.target,
+    status: entry.status,
+    error_code: entry.errorCode,
+    stream: entry.stream ? 1 : 0,
+    latency_ms: clampInt32(entry.latencyMs),
+    first_byte_ms: entry.firstByteMs === null ? null : clampInt32(entry.firstByteMs),
+    input_tokens: entry.inputTokens,
+    cached_input_tokens: entry.cachedInputTokens,
+    cache_write_input_tokens: entry.cacheWriteInputTokens ?? 0,
+    output_tokens: entry.outputTokens,
+    reasoning_tokens: entry.reasoningTokens,
+    cost_nanos: entry.costNanos,
+    request_body: entry.requestBody,
+    response_body: entry.responseBody,
+  };
+}
+
+/** Durations are measured, so never refused: a negative one (a clock step) is 0, a huge one capped. */
+function clampInt32(value: number): number {
+  return Number.isFinite(value) ? Math.min(MAX_INT32, Math.max(0, Math.round(value))) : 0;
+}
+
+interface RequestLogRow {
+  id: unknown;
+  at: unknown;
+  request_id: unknown;
+  account_id: unknown;
+  key_id: unknown;
+  surface: unknown;
+  model: unknown;
+  target: unknown;
+  status: unknown;
+  error_code: unknown;
+  stream: unknown;
+  latency_ms: unknown;
+  first_byte_ms: unknown;
+  input_tokens: unknown;
+  cached_input_tokens: unknown;
+  cache_write_input_tokens: unknown;
+  output_tokens: unknown;
+  reasoning_tokens: unknown;
+  cost_nanos: unknown;
+  request_body: unknown;
+  response_body: unknown;
+}
+
+function decodeRequestLogRow(row: RequestLogRow): RequestLogRecord {
+  const field = (name: string) => `request_log.${name}`;
+  return {
+    id: toSafeNumber(row.id, field('id')),
+    at: toDate(row.at, field('at')),
+    requestId: toText(row.request_id, field('request_id')),
+    accountId: toText(row.account_id, field('account_id')),
+    keyId: toText(row.key_id, field('key_id')),
+    surface: toText(row.surface, field('surface')),
+    model: toText(row.model, field('model')),
+    target: toNullableText(row.target, field('target')),
+    status: toSafeNumber(row.status, field('status')),
+    errorCode: toNullableText(row.error_code, field('error_code')),
+    stream: toFlag(row.stream, field('stream')),
+    latencyMs: toSafeNumber(row.latency_ms, field('latency_ms')),
+    firstByteMs: toNullableSafeNumber(row.first_byte_ms, field('first_byte_ms')),
+    inputTokens: toSafeNumber(row.input_tokens, field('input_tokens')),
+    cachedInputTokens: toSafeNumber(row.cached_input_tokens, field('cached_input_tokens')),
+    cacheWriteInputTokens: toSafeNumber(row.cache_write_input_tokens, field('cache_write_input_tokens')),
+    outputTokens: toSafeNumber(row.output_tokens, field('output_tokens')),
+    reasoningTokens: toSafeNumber(row.reasoning_tokens, field('reasoning_tokens')),
+    costNanos: toBigInt(row.cost_nanos, field('cost_nanos')),
+    requestBody: toNullableText(row.request_body, field('request_body')),
+    responseBody: toNullableText(row.response_body, field('response_body')),
+  };
+}

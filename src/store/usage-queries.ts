@@ -1,0 +1,81 @@
+/**
+ * Usage grouped by UTC day or hour, model or key, over a time range: tokens, charges and cost from
+ * the ledger (exact, what was billed), and error counts from the request log. Times are epoch
+ * milliseconds, so a UTC day or hour starts at a multiple of its length: the bucket is plain
+ * integer arithmetic, the same on both engines. Sums are cast back to `bigint` because PostgreSQL
+ * widens `sum(bigint)` to `numeric` (which pg returns as a string) while SQLite keeps integers.
+ */
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from './schema.js';
+import type { ErrorCountRow, UsageGrouping, UsageGroupRow, UsageRange } from './store.js';
+import { toBigInt, toEpochMilliseconds, toNullableText, toSafeNumber } from './row-decoding.js';
+
+const BUCKET_MILLISECONDS = { day: 86_400_000, hour: 3_600_000 } as const;
+
+/** The grouping expression over a table's time, model and key columns (literals only, no parameters, so it can repeat in GROUP BY). */
+function groupExpression(grouping: UsageGrouping, columns: { time: string; model: string; key: string }): RawBuilder<unknown> {
+  switch (grouping) {
+    case 'model':
+      return sql`coalesce(${sql.ref(columns.model)}, '')`;
+    case 'key':
+      return sql`coalesce(${sql.ref(columns.key)}, '')`;
+    case 'day':
+    case 'hour': {
+      const length = sql.lit(BUCKET_MILLISECONDS[grouping]);
+      return sql`(${sql.ref(columns.time)} - (${sql.ref(columns.time)} % ${length}))`;
+    }
+  }
+}
+
+function decodeGroup(grouping: UsageGrouping, value: unknown): string {
+  if (grouping === 'day' || grouping === 'hour') return new Date(toSafeNumber(value, 'usage.group')).toISOString();
+  return toNullableText(value, 'usage.group') ?? '';
+}
+
+export async function usageBy(db: Kysely<Database>, grouping: UsageGrouping, range: UsageRange): Promise<UsageGroupRow[]> {
+  const group = groupExpression(grouping, { time: 'created_at', model: 'model', key: 'key_id' });
+  let query = db.selectFrom('ledger').where('kind', 'in', ['charge', 'excess']);
+  if (range.accountId !== undefined) query = query.where('account_id', '=', range.accountId);
+  if (range.from !== undefined) query = query.where('created_at', '>=', BigInt(toEpochMilliseconds(range.from, 'from')));
+  if (range.to !== undefined) query = query.where('created_at', '<', BigInt(toEpochMilliseconds(range.to, 'to')));
+  const rows = await query
+    .select([
+      group.as('group_value'),
+      sql<bigint>`cast(sum(case when kind = 'charge' then 1 else 0 end) as bigint)`.as('requests'),
+      sql<bigint>`cast(sum(input_tokens) as bigint)`.as('input_tokens'),
+      sql<bigint>`cast(sum(cached_input_tokens) as bigint)`.as('cached_input_tokens'),
+      sql<bigint>`cast(sum(cache_write_input_tokens) as bigint)`.as('cache_write_input_tokens'),
+      sql<bigint>`cast(sum(output_tokens) as bigint)`.as('output_tokens'),
+      sql<bigint>`cast(sum(reasoning_tokens) as bigint)`.as('reasoning_tokens'),
+      sql<bigint>`cast(sum(case when kind = 'charge' then amount_nanos else 0 end) as bigint)`.as('cost_nanos'),
+      sql<bigint>`cast(sum(case when kind = 'excess' then amount_nanos else 0 end) as bigint)`.as('excess_nanos'),
+    ])
+    .groupBy(group)
+    .orderBy(group)
+    .execute();
+  return rows.map((row) => ({
+    group: decodeGroup(grouping, row.group_value),
+    requests: toSafeNumber(row.requests, 'usage.requests'),
+    inputTokens: toSafeNumber(row.input_tokens, 'usage.input_tokens'),
+    cachedInputTokens: toSafeNumber(row.cached_input_tokens, 'usage.cached_input_tokens'),
+    cacheWriteInputTokens: toSafeNumber(row.cache_write_input_tokens, 'usage.cache_write_input_tokens'),
+    outputTokens: toSafeNumber(row.output_tokens, 'usage.output_tokens'),
+    reasoningTokens: toSafeNumber(row.reasoning_tokens, 'usage.reasoning_tokens'),
+    costNanos: toBigInt(row.cost_nanos, 'usage.cost_nanos'),
+    excessNanos: toBigInt(row.excess_nanos, 'usage.excess_nanos'),
+  }));
+}
+
+export async function requestErrorsBy(db: Kysely<Database>, grouping: UsageGrouping, range: UsageRange): Promise<ErrorCountRow[]> {
+  const group = groupExpression(grouping, { time: 'at', model: 'model', key: 'key_id' });
+  let query = db.selectFrom('request_log').where('error_code', 'is not', null);
+  if (range.accountId !== undefined) query = query.where('account_id', '=', range.accountId);
+  if (range.from !== undefined) query = query.where('at', '>=', BigInt(toEpochMilliseconds(range.from, 'from')));
+  if (range.to !== undefined) query = query.where('at', '<', BigInt(toEpochMilliseconds(range.to, 'to')));
+  const rows = await query
+    .select([group.as('group_value'), sql<bigint>`cast(count(*) as bigint)`.as('errors')])
+    .groupBy(group)
+    .orderBy(group)
+    .execute();
+  return rows.map((row) => ({ group: decodeGroup(grouping, row.group_value), errors: toSafeNumber(row.errors, 'usage.errors') }));
+}
