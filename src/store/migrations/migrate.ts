@@ -18,6 +18,7 @@ import { boundedChargesMigration } from './0003-bounded-charges.js';
 import { cacheWriteMigration } from './0004-cache-write.js';
 import { adminMigration } from './0005-admin.js';
 import { holdBatchesMigration } from './0008-hold-batches.js';
+import { alertsMigration } from './0009-alerts.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -28,6 +29,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0004-cache-write': cacheWriteMigration(),
     '0005-admin': adminMigration(engine),
     '0008-hold-batches': holdBatchesMigration(engine),
+    '0009-alerts': alertsMigration(engine),
   };
 }
 
