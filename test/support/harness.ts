@@ -10,6 +10,7 @@ import { createAccount } from '../../src/admin/accounts.js';
 import { createKey, type NewKeyInput } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway } from '../../src/http/gateway.js';
+import type { RouterOptions } from '../../src/routing/router.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
 import { createRedisClient, waitForRedis } from '../../src/ratelimit/redis-client.js';
 import { createRedisLimiter } from '../../src/ratelimit/redis-limiter.js';
@@ -43,6 +44,8 @@ export interface HarnessOptions {
   logger?: Logger;
   /** Serve the admin API on a listener of its own (as TOLLGATE_ADMIN_PORT does). */
   adminListener?: boolean;
+  /** Target health settings (threshold, cool-down) and observers. */
+  router?: RouterOptions;
 }
 
 /** Connected before use, as `serve` does: the client has no offline queue, and the limiter fails closed. */
@@ -59,7 +62,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const limiter = options.limiter ?? ((options.engine ?? 'sqlite') === 'postgres' && redisUrl !== undefined ? await redisLimiter(redisUrl) : createMemoryLimiter());
   const config = parseConfig(options.catalog ?? testCatalog(), 'test catalog');
   const logger = options.logger ?? pino({ level: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent' });
-  const gateway = await createGateway({ config, store, limiter, logger, env: options.env ?? {}, revisionPollMs: 100, adminListener: options.adminListener === true });
+  const gateway = await createGateway({
+    config,
+    store,
+    limiter,
+    logger,
+    env: options.env ?? {},
+    revisionPollMs: 100,
+    adminListener: options.adminListener === true,
+    ...(options.router === undefined ? {} : { router: options.router }),
+  });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const baseUrl = address.replace('localhost', '127.0.0.1');
   const adminServer = gateway.adminServer;
