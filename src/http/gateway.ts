@@ -55,10 +55,7 @@ export interface Gateway {
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const now = options.now ?? Date.now;
-  const providers = createProviders(options.config.providers, options.env ?? process.env);
-  const catalog = buildCatalog(options.config.models, providers);
-  for (const downgrade of downgradedEfforts(options.config)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
-  // Before anything starts: a webhook whose secret is missing stops the startup.
+  // Before anything opens: a webhook whose secret is missing stops the startup. Nothing runs until start().
   const alerts = createAlerts({
     config: options.config.alerts,
     store: options.store,
@@ -67,6 +64,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     now,
     checkers: [createLowBalanceChecker(options.store)],
   });
+  const providers = createProviders(options.config.providers, options.env ?? process.env);
+  const catalog = buildCatalog(options.config.models, providers);
+  for (const downgrade of downgradedEfforts(options.config)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
   const router = new Router({
     now,
     ...options.router,

@@ -22,11 +22,14 @@ const hasCurl = (() => {
 })();
 if (!hasCurl) console.info('README admin API test skipped: curl is not installed.');
 
+/** Every curl line of the section's `sh` blocks, in order (up to the next section). */
 function readmeAdminCurls(): string[] {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Admin API'));
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-  return block.split('\n').filter((line) => line.startsWith('curl '));
+  const start = readme.indexOf('## Admin API');
+  const end = readme.indexOf('\n## ', start + 1);
+  const section = readme.slice(start, end === -1 ? undefined : end);
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+  return blocks.flatMap((block) => block.split('\n')).filter((line) => line.startsWith('curl '));
 }
 
 describe.skipIf(!hasCurl)('README admin API examples', () => {
@@ -44,7 +47,7 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
 
   it('every curl line works as printed, in order', async () => {
     const curls = readmeAdminCurls();
-    expect(curls.length).toBeGreaterThanOrEqual(7);
+    expect(curls.length).toBeGreaterThanOrEqual(10);
     const answers: Array<Record<string, unknown>> = [];
     for (const curl of curls) {
       expect(curl).toContain(README_ADDRESS);
@@ -54,8 +57,13 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
       expect(['200', '201'], `${curl}\n${stdout}`).toContain(status);
       answers.push(JSON.parse(stdout.slice(0, stdout.lastIndexOf('\n'))) as Record<string, unknown>);
     }
+    const answerTo = (path: string) => answers[curls.findIndex((curl) => curl.includes(path))];
     const account = await harness.store.findAccount('globex');
-    expect(account).toMatchObject({ balanceNanos: 12_500_000_000n, disabled: true });
-    expect(answers.at(-1)?.data).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'account.disable', target_id: account?.id })]));
+    expect(account).toMatchObject({ balanceNanos: 12_500_000_000n, disabled: true, lowBalanceThresholdNanos: 5_000_000_000n });
+    expect(answerTo('/audit?')?.data).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'account.disable', target_id: account?.id })]));
+    const catalog = answerTo('/catalog');
+    expect(catalog?.models).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'model-5.6', prices: expect.objectContaining({ input_usd: '1' }) })]));
+    expect(catalog?.targets).toEqual(expect.arrayContaining([expect.objectContaining({ target: 'sim/model-5.6', status: 'healthy' })]));
+    expect(answerTo('/alerts/deliveries')).toEqual({ data: [], has_more: false, next_cursor: null });
   });
 });

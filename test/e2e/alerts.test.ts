@@ -4,7 +4,11 @@
  * checked with the secret by the test's own code, the same event id on every attempt, and
  * `balance.low` raised once per crossing by two instances sharing one database.
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
@@ -211,6 +215,29 @@ describe.each(engines)('alert webhooks on %s', (engine) => {
     expect(events.map((webhook) => webhook.body.data.available_usd)).toEqual(['0.5', '0.5']);
   });
 
+  it("the README's verification snippet accepts what was delivered and refuses a wrong secret or a changed body", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const snippet = /```js\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Alerts')))?.[1];
+    expect(snippet).toContain('export function verifyTollgateWebhook');
+    const folder = mkdtempSync(join(tmpdir(), 'tollgate-readme-'));
+    try {
+      writeFileSync(join(folder, 'verify.mjs'), snippet ?? '');
+      const { verifyTollgateWebhook } = (await import(pathToFileURL(join(folder, 'verify.mjs')).href)) as {
+        verifyTollgateWebhook: (secret: string, headers: Record<string, unknown>, rawBody: string) => boolean;
+      };
+      const delivered = flaky.received.filter((webhook) => webhook.body.type === 'balance.low');
+      expect(delivered.length).toBeGreaterThan(0);
+      for (const webhook of delivered) {
+        expect(verifyTollgateWebhook(SECRETS.flaky, webhook.headers, webhook.rawBody)).toBe(true);
+        expect(verifyTollgateWebhook(SECRETS.late, webhook.headers, webhook.rawBody)).toBe(false);
+        expect(verifyTollgateWebhook(SECRETS.flaky, webhook.headers, `${webhook.rawBody} `)).toBe(false);
+        expect(verifyTollgateWebhook(SECRETS.flaky, { ...webhook.headers, 'tollgate-timestamp': '1' }, webhook.rawBody)).toBe(false);
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('lists deliveries for viewers only, by state, and refuses a bad state or cursor', async () => {
     expect((await call('GET', '/alerts/deliveries', null)).status).toBe(401);
     const page = await call('GET', '/alerts/deliveries?limit=1', viewer);
@@ -224,10 +251,16 @@ describe.each(engines)('alert webhooks on %s', (engine) => {
 });
 
 describe('alert webhook configuration', () => {
-  it('refuses to start when a webhook secret variable is not set, naming the variable and never a value', async () => {
+  it('refuses to start when a webhook secret variable is not set or blank, naming the variable', async () => {
     const webhooks = [{ url: 'http://127.0.0.1:9/hooks', secret_env: 'MISSING_WEBHOOK_SECRET', events: ['target.down'] }];
-    await expect(startHarness({ catalog: catalogWith(webhooks), env: {} })).rejects.toThrow(
-      'alerts.webhooks[0]: environment variable MISSING_WEBHOOK_SECRET (its signing secret) is not set',
-    );
+    const store = await openStore('sqlite::memory:');
+    try {
+      for (const env of [{}, { MISSING_WEBHOOK_SECRET: '  ' }]) {
+        const starting = createGateway({ config: parseConfig(catalogWith(webhooks)), store, limiter: createMemoryLimiter(), logger: pino({ level: 'silent' }), env });
+        await expect(starting).rejects.toThrow('alerts.webhooks[0]: environment variable MISSING_WEBHOOK_SECRET (its signing secret) is not set');
+      }
+    } finally {
+      await store.close();
+    }
   });
 });
