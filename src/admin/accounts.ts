@@ -56,6 +56,28 @@ export async function renameAccount(store: Store, accountRef: string, newName: s
   return requireAccount(store, before.id);
 }
 
+export interface AccountChanges {
+  name?: string;
+  /** USD, or null to remove the threshold. */
+  lowBalanceThresholdUsd?: string | null;
+}
+
+/**
+ * Applies the changes given, each audited on its own: the rename first, so that a taken name
+ * changes nothing; every input is checked before either is made.
+ */
+export async function updateAccount(store: Store, accountRef: string, changes: AccountChanges, actor: Actor = CLI_ACTOR): Promise<AccountRecord> {
+  if (changes.name === undefined && changes.lowBalanceThresholdUsd === undefined) {
+    throw new AdminError('invalid_input', 'give at least one change: name or low_balance_threshold_usd');
+  }
+  if (changes.name !== undefined) validateAccountName(changes.name);
+  if (typeof changes.lowBalanceThresholdUsd === 'string') parseLowBalanceThreshold(changes.lowBalanceThresholdUsd);
+  let account = await requireAccount(store, accountRef);
+  if (changes.name !== undefined) account = await renameAccount(store, account.id, changes.name, actor);
+  if (changes.lowBalanceThresholdUsd !== undefined) account = await setLowBalanceThreshold(store, account.id, changes.lowBalanceThresholdUsd, actor);
+  return account;
+}
+
 /** A disabled account's keys are refused (401) by every instance within a second. */
 export async function setAccountDisabled(store: Store, accountRef: string, disabled: boolean, actor: Actor = CLI_ACTOR): Promise<AccountRecord> {
   const before = await requireAccount(store, accountRef);
@@ -79,6 +101,18 @@ export async function debitAccount(store: Store, accountRef: string, amountUsd: 
     );
   }
   return after;
+}
+
+/**
+ * Sets the balance (less open holds) below which the account's `balance.low` alert fires, or
+ * removes it (`null`); a new threshold re-arms the alert, so it fires again if the account is
+ * below the new one.
+ */
+export async function setLowBalanceThreshold(store: Store, accountRef: string, thresholdUsd: string | null, actor: Actor = CLI_ACTOR): Promise<AccountRecord> {
+  const thresholdNanos = thresholdUsd === null ? null : parseLowBalanceThreshold(thresholdUsd);
+  const before = await requireAccount(store, accountRef);
+  await store.setLowBalanceThreshold(before.id, thresholdNanos, auditDraft(actor, 'account.set_low_balance_threshold', accountView));
+  return requireAccount(store, before.id);
 }
 
 export async function listLedgerPage(store: Store, accountRef: string, page: { limit: number; after?: number }): Promise<Page<LedgerEntry, number>> {
@@ -132,6 +166,10 @@ function validateAccountName(raw: string): string {
     throw new AdminError('invalid_input', `account name must not start with "${ACCOUNT_ID_PREFIX}_" (that is how ids start)`);
   }
   return name;
+}
+
+function parseLowBalanceThreshold(value: string): bigint {
+  return parseUsdAmount(value, 'low_balance_threshold_usd', { positive: true });
 }
 
 function nameTaken(name: string): AdminError {

@@ -25,6 +25,7 @@ describe('views', () => {
       reservedNanos: 500_000_000n,
       disabled: false,
       createdAt: new Date('2025-01-01T00:00:00Z'),
+      lowBalanceThresholdNanos: 2_500_000_000n,
     };
     expect(accountView(account)).toEqual({
       id: 'acct_1',
@@ -33,7 +34,9 @@ describe('views', () => {
       reserved_usd: '0.5',
       disabled: false,
       created_at: '2025-01-01T00:00:00.000Z',
+      low_balance_threshold_usd: '2.5',
     });
+    expect(accountView({ ...account, lowBalanceThresholdNanos: null }).low_balance_threshold_usd).toBeNull();
   });
 
   it('shows keys without their hash, with a status at the given time', () => {

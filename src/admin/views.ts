@@ -16,6 +16,8 @@ export interface AccountView {
   reserved_usd: string;
   disabled: boolean;
   created_at: string;
+  /** A `balance.low` alert fires when balance − reserved drops below it; null: no alert. */
+  low_balance_threshold_usd: string | null;
 }
 
 export interface KeyView {
@@ -88,6 +90,7 @@ export function accountView(account: AccountRecord): AccountView {
     reserved_usd: formatUsd(account.reservedNanos),
     disabled: account.disabled,
     created_at: account.createdAt.toISOString(),
+    low_balance_threshold_usd: account.lowBalanceThresholdNanos === null ? null : formatUsd(account.lowBalanceThresholdNanos),
   };
 }
 

@@ -52,4 +52,36 @@ describe('accounts debit, rename, disable, enable (the services the admin API us
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('error: no account with id or name "nobody"\n');
   });
+
+  it('sets and removes the low-balance threshold, audited; refuses bad input', async () => {
+    const created = await tollgateJson(['accounts', 'create', '--name', 'thrifty', '--balance', '10']);
+    expect(created).toMatchObject({ low_balance_threshold_usd: null });
+    expect(await tollgateJson(['accounts', 'low-balance', 'thrifty', '--below', '2.5'])).toMatchObject({ id: created.id, low_balance_threshold_usd: '2.5' });
+    const text = await tollgate(['accounts', 'low-balance', 'thrifty', '--below', '3']);
+    expect(text.stdout).toBe(`Account "thrifty" (${String(created.id)}) raises balance.low when its balance less open holds drops below 3 USD.\n`);
+    expect(await tollgateJson(['accounts', 'low-balance', 'thrifty', '--off'])).toMatchObject({ low_balance_threshold_usd: null });
+    for (const [argv, message] of [
+      [['accounts', 'low-balance', 'thrifty'], 'error: give either --below <usd> or --off\n'],
+      [['accounts', 'low-balance', 'thrifty', '--below', '1', '--off'], 'error: give either --below <usd> or --off\n'],
+      [['accounts', 'low-balance', 'thrifty', '--below', '0'], 'error: low_balance_threshold_usd must be greater than zero (got "0")\n'],
+      [['accounts', 'low-balance', 'thrifty', '--below', '-1'], 'error: low_balance_threshold_usd must be a non-negative USD amount with at most 9 decimals, like 5 or 0.25 (got "-1")\n'],
+      [['accounts', 'low-balance', 'nobody', '--below', '1'], 'error: no account with id or name "nobody"\n'],
+    ] as const) {
+      const refused = await tollgate([...argv]);
+      expect(refused.code, argv.join(' ')).toBe(1);
+      expect(refused.stderr).toBe(message);
+    }
+    const store = await openStore(cli.databaseUrl, { migrate: false });
+    try {
+      const audit = await store.listAudit({ targetId: String(created.id) }, { limit: 20 });
+      const changes = audit.rows.filter((row) => row.action === 'account.set_low_balance_threshold');
+      expect(changes.map((row) => [(row.before as Record<string, unknown>).low_balance_threshold_usd, (row.after as Record<string, unknown>).low_balance_threshold_usd])).toEqual([
+        [null, '2.5'],
+        ['2.5', '3'],
+        ['3', null],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
 });

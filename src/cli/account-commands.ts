@@ -1,6 +1,7 @@
-/** `tollgate accounts create | list | credit | debit | rename | disable | enable`. */
+/** `tollgate accounts create | list | credit | debit | rename | low-balance | disable | enable`. */
 import type { Command } from 'commander';
-import { createAccount, creditAccount, debitAccount, listAccounts, renameAccount, setAccountDisabled } from '../admin/accounts.js';
+import { AdminError } from '../admin/admin-error.js';
+import { createAccount, creditAccount, debitAccount, listAccounts, renameAccount, setAccountDisabled, setLowBalanceThreshold } from '../admin/accounts.js';
 import { accountView } from '../admin/views.js';
 import { formatUsd } from '../billing/money.js';
 import type { AccountRecord } from '../store/store.js';
@@ -82,6 +83,29 @@ export function registerAccountCommands(program: Command, context: CommandContex
         const [accountRef = ''] = command.args;
         const account = await renameAccount(store, accountRef, command.opts<{ name: string }>().name);
         return { json: accountView(account), text: `Renamed account ${account.id} to ${JSON.stringify(account.name)}.` };
+      }),
+    );
+
+  accounts
+    .command('low-balance')
+    .description('alert (webhook balance.low) when the balance less open holds drops below an amount')
+    .argument('<account>', 'account id or name')
+    .option('--below <usd>', 'the threshold in USD, greater than zero')
+    .option('--off', 'remove the threshold: no more balance.low alerts for this account')
+    .action(
+      context.storeAction(async (store, command) => {
+        const [accountRef = ''] = command.args;
+        const options = command.opts<{ below?: string; off?: boolean }>();
+        if ((options.below === undefined) === (options.off !== true)) throw new AdminError('invalid_input', 'give either --below <usd> or --off');
+        const account = await setLowBalanceThreshold(store, accountRef, options.below ?? null);
+        const threshold = account.lowBalanceThresholdNanos;
+        return {
+          json: accountView(account),
+          text:
+            threshold === null
+              ? `Account ${describe(account)} has no low-balance alert.`
+              : `Account ${describe(account)} raises balance.low when its balance less open holds drops below ${formatUsd(threshold)} USD.`,
+        };
       }),
     );
 

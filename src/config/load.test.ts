@@ -25,4 +25,43 @@ describe('config', () => {
     };
     expect(() => parseConfig(dangling)).toThrow(/models\[0\]\.targets\[0\]\.provider: no provider named "nope"/);
   });
+
+  describe('alerts', () => {
+    const base = {
+      providers: [{ name: 'sim', type: 'simulated' }],
+      models: [{ id: 'm', prices: { input: 1, output: 1 }, targets: [{ provider: 'sim', model: 'x' }] }],
+    };
+    const hook = { url: 'https://ops.example.com/tollgate', secret_env: 'TOLLGATE_WEBHOOK_SECRET', events: ['balance.low', 'target.down'] };
+
+    it('defaults to no webhooks, with the delivery defaults', () => {
+      expect(parseConfig(base).alerts).toEqual({
+        webhooks: [],
+        check_ms: 5_000,
+        delivery: { poll_ms: 1_000, timeout_ms: 10_000, first_retry_ms: 5_000, max_retry_ms: 600_000, max_age_seconds: 86_400 },
+      });
+    });
+
+    it('reads webhooks with their events', () => {
+      const config = parseConfig({ ...base, alerts: { webhooks: [hook], delivery: { first_retry_ms: 100 } } });
+      expect(config.alerts.webhooks).toEqual([hook]);
+      expect(config.alerts.delivery).toMatchObject({ first_retry_ms: 100, max_retry_ms: 600_000 });
+    });
+
+    it.each([
+      [{ webhooks: [{ ...hook, url: 'ftp://ops.example.com/x' }] }, /alerts\.webhooks\[0\]\.url/],
+      [{ webhooks: [{ ...hook, url: 'not a url' }] }, /alerts\.webhooks\[0\]\.url/],
+      [{ webhooks: [{ ...hook, secret_env: 'has-dash' }] }, /alerts\.webhooks\[0\]\.secret_env: an environment variable name/],
+      [{ webhooks: [{ ...hook, secret: 'inline' }] }, /alerts\.webhooks\[0\]/],
+      [{ webhooks: [{ ...hook, events: [] }] }, /alerts\.webhooks\[0\]\.events/],
+      [{ webhooks: [{ ...hook, events: ['balance.low', 'balance.low'] }] }, /event types must not repeat/],
+      [{ webhooks: [{ ...hook, events: ['balance.gone'] }] }, /alerts\.webhooks\[0\]\.events\[0\]/],
+      [{ webhooks: [hook, { ...hook, events: ['target.up'] }] }, /alerts\.webhooks\[1\]\.url: duplicate webhook URL/],
+      [{ check_ms: 10 }, /alerts\.check_ms/],
+      [{ delivery: { first_retry_ms: 2_000, max_retry_ms: 1_000 } }, /alerts\.delivery\.first_retry_ms: first_retry_ms must not exceed max_retry_ms/],
+      [{ delivery: { timeout_ms: 0 } }, /alerts\.delivery\.timeout_ms/],
+      [{ colour: 'red' }, /alerts/],
+    ])('refuses %j', (alerts, message) => {
+      expect(() => parseConfig({ ...base, alerts })).toThrow(message);
+    });
+  });
 });

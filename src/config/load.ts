@@ -52,6 +52,12 @@ export function parseConfig(raw: unknown, source = 'config'): ConfigFile {
       }
     });
   });
+  // The outbox names a webhook by its URL (alerts/alert-events.ts): one entry per URL.
+  const webhookUrls = new Set<string>();
+  config.alerts.webhooks.forEach((webhook, index) => {
+    if (webhookUrls.has(webhook.url)) problems.push(`- alerts.webhooks[${index}].url: duplicate webhook URL (list every event it wants in one entry)`);
+    webhookUrls.add(webhook.url);
+  });
   if (problems.length > 0) throw new ConfigError(`${source} is not valid:\n${problems.join('\n')}`);
   return deepFreeze(config);
 }

@@ -133,6 +133,65 @@ const modelSchema = z
   })
   .strict();
 
+/** What an alert webhook can be sent (README, "Alerts"). */
+export const ALERT_EVENT_TYPES = ['balance.low', 'key_budget.80', 'key_budget.100', 'target.down', 'target.up'] as const;
+export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
+
+const webhook = z
+  .object({
+    /** Where events are POSTed (JSON). */
+    url: z.url({ protocol: /^https?$/ }),
+    /** Name of the environment variable holding the signing secret (never the secret itself). */
+    secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
+    /** The event types this webhook receives. */
+    events: z
+      .array(z.enum(ALERT_EVENT_TYPES))
+      .min(1)
+      .refine((events) => new Set(events).size === events.length, 'event types must not repeat'),
+  })
+  .strict();
+
+const DEFAULT_ALERT_DELIVERY = {
+  poll_ms: 1_000,
+  timeout_ms: 10_000,
+  first_retry_ms: 5_000,
+  max_retry_ms: 600_000,
+  max_age_seconds: 86_400,
+};
+
+/**
+ * Webhooks for operators (README, "Alerts"): delivered from a database outbox by a background
+ * deliverer, at least once, signed, retried with exponential backoff up to `max_retry_ms` between
+ * attempts and given up `max_age_seconds` after the event.
+ */
+const alerts = z
+  .object({
+    webhooks: z.array(webhook).default([]),
+    /** How often the background checkers look for crossings (low balances). */
+    check_ms: z.number().int().min(50).default(5_000),
+    delivery: z
+      .object({
+        /** How often the deliverer looks for due deliveries in the outbox. */
+        poll_ms: z.number().int().min(20).default(DEFAULT_ALERT_DELIVERY.poll_ms),
+        /** Time allowed for one attempt, connection to answer. */
+        timeout_ms: z.number().int().positive().default(DEFAULT_ALERT_DELIVERY.timeout_ms),
+        /** Wait after the first failed attempt; doubled after each further one. */
+        first_retry_ms: z.number().int().positive().default(DEFAULT_ALERT_DELIVERY.first_retry_ms),
+        /** Longest wait between two attempts. */
+        max_retry_ms: z.number().int().positive().default(DEFAULT_ALERT_DELIVERY.max_retry_ms),
+        /** An event not delivered this long after it happened is given up (logged). */
+        max_age_seconds: z.number().int().positive().default(DEFAULT_ALERT_DELIVERY.max_age_seconds),
+      })
+      .strict()
+      .refine((delivery) => delivery.first_retry_ms <= delivery.max_retry_ms, {
+        message: 'first_retry_ms must not exceed max_retry_ms',
+        path: ['first_retry_ms'],
+      })
+      .default(DEFAULT_ALERT_DELIVERY),
+  })
+  .strict()
+  .default({ webhooks: [], check_ms: 5_000, delivery: DEFAULT_ALERT_DELIVERY });
+
 /**
  * What a gateway should give a client, not Node's defaults (60 s for headers, no limit for the
  * body under Fastify): 10 s for headers, 60 s for a body up to `max_body_bytes` (8 MiB at about
@@ -204,6 +263,7 @@ export const configFileSchema = z
       })
       .strict()
       .default({ enabled: true, retention_days: 30 }),
+    alerts,
   })
   .strict();
 
@@ -214,3 +274,5 @@ export type OpenAIProviderConfig = z.infer<typeof openaiProvider>;
 export type AnthropicProviderConfig = z.infer<typeof anthropicProvider>;
 export type GeminiProviderConfig = z.infer<typeof geminiProvider>;
 export type TimeoutsConfig = z.infer<typeof timeouts>;
+export type AlertsConfig = z.infer<typeof alerts>;
+export type WebhookConfig = z.infer<typeof webhook>;

@@ -161,6 +161,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     limiter: deps.limiter,
     authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
     accountsChanged: () => deps.authenticator.invalidate(),
+    config: deps.config,
+    catalog: deps.catalog,
+    router: deps.router,
+    now: deps.now,
     separateListener: deps.adminListener === true,
   });
   app.get('/healthz', async () => ({ status: 'ok' }));

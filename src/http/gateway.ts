@@ -5,6 +5,9 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { createAlerts } from '../alerts/alerts.js';
+import { createLowBalanceChecker } from '../alerts/low-balance-checker.js';
+import { publishHealthChange } from '../alerts/target-events.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { BillingService } from '../billing/billing-service.js';
 import { HoldKeeper } from '../billing/hold-keeper.js';
@@ -57,6 +60,15 @@ export interface Gateway {
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const now = options.now ?? Date.now;
+  // Before anything opens: a webhook whose secret is missing stops the startup. Nothing runs until start().
+  const alerts = createAlerts({
+    config: options.config.alerts,
+    store: options.store,
+    env: options.env ?? process.env,
+    logger: options.logger,
+    now,
+    checkers: [createLowBalanceChecker(options.store)],
+  });
   const providers = createProviders(options.config.providers, options.env ?? process.env);
   const catalog = buildCatalog(options.config.models, providers);
   for (const downgrade of downgradedEfforts(options.config)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
@@ -67,6 +79,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const level = error.kind === 'credentials' ? 'error' : 'warn';
       options.logger[level]({ requestId, target: target.label, kind: error.kind, status: error.status, reason: error.message }, 'upstream target failed');
       options.router?.onTargetFailure?.(target, error, requestId);
+    },
+    onHealthChange: (change) => {
+      if (change.transition === 'down') options.logger.warn({ target: change.label, scope: change.scope, coolingUntil: change.coolingUntil }, 'target taken out of rotation');
+      else options.logger.info({ target: change.label, scope: change.scope }, 'target back in rotation');
+      publishHealthChange(alerts, change);
+      options.router?.onHealthChange?.(change);
     },
   });
   const authenticator = new Authenticator({ store: options.store, now });
@@ -127,6 +145,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }, options.holdSweepMs ?? Math.min(30_000, (options.config.billing.hold_ttl_seconds * 1000) / 2)),
   ];
   for (const timer of timers) timer.unref();
+  alerts.start();
 
   // Idempotent: a drain and a later shutdown may both ask.
   let closing: Promise<void> | undefined;
@@ -149,6 +168,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     await app.close();
     // Streams cut by the drain settle asynchronously after their connection is gone.
     await inFlight.drained();
+    await alerts.close();
     await settleRetrier.close();
     // Last: every answer has ended, so every row is queued; the store is closed by the caller.
     await requestLog?.close();

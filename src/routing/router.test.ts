@@ -8,7 +8,7 @@ import type { CanonicalEvent } from '../protocol/canonical.js';
 import { UpstreamError, type Provider } from '../providers/provider.js';
 import { createRandom } from '../providers/simulated/deterministic-random.js';
 import { ControlledProvider, model, refusedCredentials, route, servedBy, simulated, target, unavailable } from '../../test/support/routing.js';
-import { NoTargetAvailableError, Router } from './router.js';
+import { NoTargetAvailableError, Router, type HealthChange } from './router.js';
 
 describe('priority', () => {
   it('tries the lowest priority first, whatever the random draw', () => {
@@ -173,6 +173,59 @@ describe('cool-down and recovery', () => {
     expect(flaky.streamCalls + steady.streamCalls).toBe(6);
     advance(30_000);
     expect(router.hasUsableTarget(entry)).toBe(true);
+  });
+});
+
+describe('health changes and live health', () => {
+  it('reports a target down once per outage and up when it answers again, with its health at each step', async () => {
+    let clock = 1_000_000;
+    const flaky = new ControlledProvider('flaky');
+    const steady = new ControlledProvider('steady');
+    const entry = model([target(flaky, { priority: 0 }), target(steady, { priority: 1 })]);
+    const changes: HealthChange[] = [];
+    const router = new Router({ failureThreshold: 2, cooldownMs: 30_000, now: () => clock, onHealthChange: (change) => changes.push(change) });
+    const [flakyTarget] = entry.targets;
+    if (flakyTarget === undefined) throw new Error('no target');
+    expect(router.health(flakyTarget)).toEqual({ status: 'healthy', coolingUntil: null, cause: null, consecutiveFailures: 0 });
+
+    flaky.failure = unavailable();
+    await servedBy(router, route(entry));
+    expect(changes).toEqual([]);
+    expect(router.health(flakyTarget)).toMatchObject({ status: 'healthy', consecutiveFailures: 1 });
+    await servedBy(router, route(entry));
+    expect(changes).toEqual([
+      { transition: 'down', scope: 'target', provider: 'flaky', upstreamModel: 'upstream-model', label: 'flaky/upstream-model', coolingUntil: 1_030_000, failure: { kind: 'status', status: 503 } },
+    ]);
+    expect(router.health(flakyTarget)).toEqual({ status: 'cooling_down', coolingUntil: 1_030_000, cause: 'failures', consecutiveFailures: 0 });
+
+    // Back in rotation after the cool-down, failing again: cooled again, but still the same outage.
+    clock += 30_000;
+    expect(router.health(flakyTarget).status).toBe('recovering');
+    await servedBy(router, route(entry));
+    await servedBy(router, route(entry));
+    expect(changes).toHaveLength(1);
+
+    clock += 30_000;
+    flaky.failure = undefined;
+    expect(await servedBy(router, route(entry))).toBe('flaky/upstream-model');
+    expect(changes.slice(1)).toEqual([{ transition: 'up', scope: 'target', provider: 'flaky', upstreamModel: 'upstream-model', label: 'flaky/upstream-model' }]);
+    expect(router.health(flakyTarget).status).toBe('healthy');
+  });
+
+  it('reports a provider whose credentials were refused down as a whole, and up with its next answer', async () => {
+    let clock = 0;
+    const shared = new ControlledProvider('shared');
+    const entry = model([target(shared, { model: 'chat-model' })], 'model-chat');
+    const changes: HealthChange[] = [];
+    const router = new Router({ failureThreshold: 3, cooldownMs: 30_000, now: () => clock, onHealthChange: (change) => changes.push(change) });
+    shared.failure = refusedCredentials();
+    await expect(router.open(route(entry))).rejects.toBeInstanceOf(NoTargetAvailableError);
+    expect(changes).toEqual([{ transition: 'down', scope: 'provider', provider: 'shared', label: 'shared', coolingUntil: 30_000, failure: { kind: 'credentials', status: 401 } }]);
+    expect(router.health(entry.targets[0]!)).toEqual({ status: 'cooling_down', coolingUntil: 30_000, cause: 'credentials', consecutiveFailures: 0 });
+    clock += 30_000;
+    shared.failure = undefined;
+    expect(await servedBy(router, route(entry))).toBe('shared/chat-model');
+    expect(changes.slice(1)).toEqual([{ transition: 'up', scope: 'provider', provider: 'shared', label: 'shared' }]);
   });
 });
 

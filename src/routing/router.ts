@@ -48,25 +48,68 @@ function providerHealthLabel(target: Target): string {
   return `provider:${target.provider.name}`;
 }
 
+/**
+ * A target taken out of rotation or back, as this process saw it (health is per process). A
+ * provider whose credentials were refused is taken out whole (`scope: provider`).
+ */
+export interface HealthChange {
+  transition: 'down' | 'up';
+  scope: 'target' | 'provider';
+  provider: string;
+  /** The target's upstream model; absent for a whole provider. */
+  upstreamModel?: string;
+  /** `provider/model`, or the provider's name. */
+  label: string;
+  /** With `down`: skipped until then (ms since epoch). */
+  coolingUntil?: number;
+  /** With `down`: the kind of failure that took it out, and the upstream's status if it answered. */
+  failure?: { kind: UpstreamError['kind']; status: number | null };
+}
+
+/** A target's live health in this process: its own and its provider's. */
+export interface TargetHealthView {
+  /** `recovering`: its cool-down is over and it is tried again, but it has not answered since. */
+  status: 'healthy' | 'cooling_down' | 'recovering';
+  /** With `cooling_down`: until when (ms since epoch). */
+  coolingUntil: number | null;
+  /** With `cooling_down`: `credentials` when its provider refused our key, else `failures`. */
+  cause: 'failures' | 'credentials' | null;
+  consecutiveFailures: number;
+}
+
 export interface RouterOptions extends Partial<HealthOptions> {
   random?: () => number;
   /** Told about every target failure, for the operator's log. */
   onTargetFailure?: (target: Target, error: UpstreamError, requestId: string) => void;
+  /** Told when a target or provider goes down or comes back; must return at once (request path). */
+  onHealthChange?: (change: HealthChange) => void;
 }
 
 export class Router {
-  private readonly health: TargetHealth;
+  private readonly targetHealth: TargetHealth;
   private readonly random: () => number;
   private readonly onTargetFailure: NonNullable<RouterOptions['onTargetFailure']>;
+  private readonly onHealthChange: NonNullable<RouterOptions['onHealthChange']>;
 
   constructor(options: RouterOptions = {}) {
-    this.health = new TargetHealth({
+    this.targetHealth = new TargetHealth({
       failureThreshold: options.failureThreshold ?? 3,
       cooldownMs: options.cooldownMs ?? 30_000,
       now: options.now ?? Date.now,
     });
     this.random = options.random ?? Math.random;
     this.onTargetFailure = options.onTargetFailure ?? (() => {});
+    this.onHealthChange = options.onHealthChange ?? (() => {});
+  }
+
+  /** The target's health as this process sees it (for the admin catalog). */
+  health(target: Target): TargetHealthView {
+    const own = this.targetHealth.status(target.label);
+    const provider = this.targetHealth.status(providerHealthLabel(target));
+    const consecutiveFailures = own.consecutiveFailures;
+    if (provider.coolingUntil !== null) return { status: 'cooling_down', coolingUntil: Math.max(provider.coolingUntil, own.coolingUntil ?? 0), cause: 'credentials', consecutiveFailures };
+    if (own.coolingUntil !== null) return { status: 'cooling_down', coolingUntil: own.coolingUntil, cause: 'failures', consecutiveFailures };
+    return { status: own.down || provider.down ? 'recovering' : 'healthy', coolingUntil: null, cause: null, consecutiveFailures };
   }
 
   /** Targets not cooling down, in the order they will be tried. */
@@ -83,7 +126,7 @@ export class Router {
 
   /** A target cools down alone; refused credentials cool down its whole provider (every model). */
   private isUsable(target: Target): boolean {
-    return this.health.isUsable(target.label) && this.health.isUsable(providerHealthLabel(target));
+    return this.targetHealth.isUsable(target.label) && this.targetHealth.isUsable(providerHealthLabel(target));
   }
 
   async open<Stream extends boolean>(route: RouteRequest<Stream>): Promise<OpenedAnswer<Stream>> {
@@ -92,7 +135,7 @@ export class Router {
       if (route.signal.aborted) break;
       try {
         const opened = await this.openTarget(target, route);
-        this.health.recordSuccess(target.label);
+        this.recordSuccess(target);
         return opened;
       } catch (error) {
         // The client went away: not the target's fault, and no other target should be tried.
@@ -101,12 +144,28 @@ export class Router {
         this.onTargetFailure(target, failure, route.requestId);
         // A request the upstream refused for its own content would be refused everywhere.
         if (!failure.failoverable) throw failure;
-        if (failure.kind === 'credentials') this.health.recordFailure(providerHealthLabel(target), true);
-        else this.health.recordFailure(target.label);
+        this.recordFailure(target, failure);
         failures.push(failure);
       }
     }
     throw new NoTargetAvailableError(route.model.id, failures);
+  }
+
+  private recordSuccess(target: Target): void {
+    if (this.targetHealth.recordSuccess(target.label) === 'up') this.onHealthChange(targetChange(target, 'up'));
+    const provider = providerHealthLabel(target);
+    if (this.targetHealth.recordSuccess(provider) === 'up') this.onHealthChange({ transition: 'up', scope: 'provider', provider: target.provider.name, label: target.provider.name });
+  }
+
+  private recordFailure(target: Target, failure: UpstreamError): void {
+    const credentials = failure.kind === 'credentials';
+    const label = credentials ? providerHealthLabel(target) : target.label;
+    if (this.targetHealth.recordFailure(label, credentials) !== 'down') return;
+    const coolingUntil = this.targetHealth.status(label).coolingUntil ?? undefined;
+    const down = credentials
+      ? { transition: 'down' as const, scope: 'provider' as const, provider: target.provider.name, label: target.provider.name }
+      : targetChange(target, 'down');
+    this.onHealthChange({ ...down, ...(coolingUntil === undefined ? {} : { coolingUntil }), failure: { kind: failure.kind, status: failure.status ?? null } });
   }
 
   private async openTarget<Stream extends boolean>(target: Target, route: RouteRequest<Stream>): Promise<OpenedAnswer<Stream>> {
@@ -163,6 +222,10 @@ export class Router {
     }
     return ordered;
   }
+}
+
+function targetChange(target: Target, transition: 'down' | 'up'): HealthChange {
+  return { transition, scope: 'target', provider: target.provider.name, upstreamModel: target.upstreamModel, label: target.label };
 }
 
 /** Whether a pass-through answered in the form asked for (the providers do; this makes it a type). */

@@ -53,4 +53,31 @@ describe('TargetHealth', () => {
     tracker.recordFailure('a/m');
     expect(tracker.isUsable('a/m')).toBe(true);
   });
+
+  it('reports down once per outage, even across several cool-downs, and up on the next success', () => {
+    const { tracker, advance } = health();
+    expect(tracker.recordFailure('a/m')).toBeUndefined();
+    expect(tracker.recordFailure('a/m')).toBeUndefined();
+    expect(tracker.recordFailure('a/m')).toBe('down');
+    expect(tracker.status('a/m')).toEqual({ coolingUntil: 6_000, consecutiveFailures: 0, down: true });
+    advance(1_000);
+    // Usable again to be tried, but still down until it answers.
+    expect(tracker.status('a/m')).toEqual({ coolingUntil: null, consecutiveFailures: 0, down: true });
+    for (let index = 0; index < 2; index++) expect(tracker.recordFailure('a/m')).toBeUndefined();
+    expect(tracker.recordFailure('a/m')).toBeUndefined();
+    expect(tracker.isUsable('a/m')).toBe(false);
+    advance(1_000);
+    expect(tracker.recordSuccess('a/m')).toBe('up');
+    expect(tracker.status('a/m')).toEqual({ coolingUntil: null, consecutiveFailures: 0, down: false });
+    expect(tracker.recordSuccess('a/m')).toBeUndefined();
+  });
+
+  it('reports no transition for failures below the threshold, nor for the success that clears them', () => {
+    const { tracker } = health();
+    expect(tracker.recordFailure('a/m')).toBeUndefined();
+    expect(tracker.status('a/m')).toEqual({ coolingUntil: null, consecutiveFailures: 1, down: false });
+    expect(tracker.recordSuccess('a/m')).toBeUndefined();
+    expect(tracker.recordFailure('provider:a', true)).toBe('down');
+    expect(tracker.recordSuccess('provider:a')).toBe('up');
+  });
 });

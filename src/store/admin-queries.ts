@@ -113,6 +113,7 @@ export async function listAccountsPage(
   return pageOf(rows.map(decodeAccount), page.limit, (account) => ({ createdAt: account.createdAt, id: account.id }));
 }
 
+/** The page of `rows` (read with one row beyond `limit`, to tell whether another page follows). */
 export function pageOf<Row, Cursor>(rows: Row[], limit: number, cursorOf: (row: Row) => Cursor): Page<Row, Cursor> {
   if (rows.length <= limit) return { rows };
   const kept = rows.slice(0, limit);

@@ -8,6 +8,12 @@
 import type { Kysely } from 'kysely';
 import type { Database, StoreEngine } from './schema.js';
 import type {
+  AlertClaim,
+  AlertDelivery,
+  AlertDeliveryOutcome,
+  AlertDeliveryState,
+  LowBalanceCrossing,
+  NewAlertDelivery,
   AccountCursor,
   AccountFilter,
   AccountRecord,
@@ -36,6 +42,7 @@ import type {
   UsageRow,
 } from './store.js';
 import * as admin from './admin-queries.js';
+import * as alerts from './alert-queries.js';
 import { auditedChange, readAccount, readAdminToken } from './audited-change.js';
 import * as holds from './hold-queries.js';
 import type { Transact } from './hold-queries.js';
@@ -304,7 +311,7 @@ export class KyselyStore implements Store {
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
       .select(KEY_COLUMNS)
-      .select(['accounts.id', 'accounts.name', 'accounts.balance_nanos', 'accounts.reserved_nanos', 'accounts.disabled', 'accounts.created_at'])
+      .select(['accounts.id', 'accounts.name', 'accounts.balance_nanos', 'accounts.reserved_nanos', 'accounts.disabled', 'accounts.created_at', 'accounts.low_balance_threshold_nanos'])
       .where('api_keys.hash', '=', hash)
       .executeTakeFirst();
     if (row === undefined) return undefined;
@@ -442,6 +449,44 @@ export class KyselyStore implements Store {
 
   requestErrorsBy(grouping: UsageGrouping, range: UsageRange): Promise<ErrorCountRow[]> {
     return usage.requestErrorsBy(this.db, grouping, range);
+  }
+
+  // ── Alerts (migration 0009; see alert-queries.ts) ──────────────────────────────────────────────
+
+  setLowBalanceThreshold(accountId: string, thresholdNanos: bigint | null, audit?: AuditDraft<AccountRecord>): Promise<boolean> {
+    return this.transact((transaction) => this.auditAccount(transaction, accountId, audit, () => alerts.setLowBalanceThreshold(transaction, accountId, thresholdNanos)));
+  }
+
+  lowBalanceCrossings(limit: number): Promise<LowBalanceCrossing[]> {
+    return alerts.lowBalanceCrossings(this.db, limit);
+  }
+
+  claimAlert(claim: AlertClaim, deliveries: readonly NewAlertDelivery[]): Promise<boolean> {
+    return alerts.claimAlert(this.transact, claim, deliveries, this.now());
+  }
+
+  releaseAlertClaim(claim: AlertClaim): Promise<void> {
+    return alerts.releaseAlertClaim(this.db, claim);
+  }
+
+  enqueueAlertDeliveries(deliveries: readonly NewAlertDelivery[]): Promise<void> {
+    return alerts.enqueueAlertDeliveries(this.db, deliveries);
+  }
+
+  claimAlertDeliveries(request: { webhookIds: readonly string[]; now: Date; leaseUntil: Date; limit: number }): Promise<AlertDelivery[]> {
+    return alerts.claimAlertDeliveries(this.db, request);
+  }
+
+  finishAlertDelivery(id: number, outcome: AlertDeliveryOutcome): Promise<void> {
+    return alerts.finishAlertDelivery(this.db, id, outcome);
+  }
+
+  listAlertDeliveries(filter: { state?: AlertDeliveryState }, page: PageRequest<number>): Promise<Page<AlertDelivery, number>> {
+    return alerts.listAlertDeliveries(this.db, filter, page);
+  }
+
+  pruneAlertDeliveries(before: Date, limit: number): Promise<number> {
+    return alerts.pruneAlertDeliveries(this.db, before, limit);
   }
 
   private auditAccount(transaction: Kysely<Database>, accountId: string, audit: AuditDraft<AccountRecord> | undefined, change: () => Promise<boolean>): Promise<boolean> {

@@ -95,6 +95,7 @@ export interface AccountRow {
   reserved_nanos: unknown;
   disabled: unknown;
   created_at: unknown;
+  low_balance_threshold_nanos: unknown;
 }
 
 export function decodeAccount(row: AccountRow): AccountRecord {
@@ -105,6 +106,7 @@ export function decodeAccount(row: AccountRow): AccountRecord {
     reservedNanos: toBigInt(row.reserved_nanos, 'accounts.reserved_nanos'),
     disabled: toFlag(row.disabled, 'accounts.disabled'),
     createdAt: toDate(row.created_at, 'accounts.created_at'),
+    lowBalanceThresholdNanos: row.low_balance_threshold_nanos === null ? null : toBigInt(row.low_balance_threshold_nanos, 'accounts.low_balance_threshold_nanos'),
   };
 }
 

@@ -29,6 +29,8 @@ export interface AccountsTable {
   /** 0 or 1. */
   disabled: Int32;
   created_at: Int64;
+  /** Migration 0009: a `balance.low` alert fires when balance − reserved drops below it; null: none. */
+  low_balance_threshold_nanos: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
 }
 
 export interface ApiKeysTable {
@@ -163,6 +165,42 @@ export interface RequestLogTable {
   response_body: string | null;
 }
 
+/**
+ * A condition that has fired (migration 0009): while the row exists it does not fire again, and
+ * its checker deletes the row when the condition clears (re-arms). The primary key is what makes
+ * two instances that see the same crossing raise one event.
+ */
+export interface AlertClaimsTable {
+  /** The event type, e.g. `balance.low`. */
+  kind: string;
+  /** What crossed: an account id, a key id. */
+  subject_id: string;
+  /** '' or a budget period's start: a condition per period re-arms with the next period. */
+  scope: string;
+  claimed_at: Int64;
+}
+
+export type AlertDeliveryState = 'pending' | 'delivered' | 'abandoned';
+
+/** One event for one webhook (migration 0009), delivered by the background deliverer. */
+export interface AlertOutboxTable {
+  id: Generated<bigint | number>;
+  /** The idempotency id the receiver sees, the same on every attempt. */
+  event_id: string;
+  event_type: string;
+  /** Which configured webhook (a hash of its URL, so URLs with secrets stay out of the database). */
+  webhook_id: string;
+  /** The exact JSON body sent on every attempt. */
+  body: string;
+  state: ColumnType<AlertDeliveryState, AlertDeliveryState | undefined, AlertDeliveryState>;
+  attempts: ColumnType<bigint | number, number | undefined, number>;
+  /** When it is due; while an attempt runs, when that attempt's lease ends. */
+  next_attempt_at: Int64;
+  created_at: Int64;
+  finished_at: NullableInt64;
+  last_error: string | null;
+}
+
 export interface Database {
   admin_tokens: AdminTokensTable;
   audit_log: AuditLogTable;
@@ -174,4 +212,6 @@ export interface Database {
   responses: ResponsesTable;
   instances: InstancesTable;
   request_log: RequestLogTable;
+  alert_claims: AlertClaimsTable;
+  alert_outbox: AlertOutboxTable;
 }

@@ -137,7 +137,7 @@ function defineStoreSuite(createDatabase: () => Promise<TestDatabase>): void {
       const before = await store.revision();
       const id = unique('acct');
       const created = await store.createAccount({ id, name: `acme-${id}`, openingBalanceNanos: 1_500_000_000n });
-      expect(created).toEqual({ id, name: `acme-${id}`, balanceNanos: 1_500_000_000n, reservedNanos: 0n, disabled: false, createdAt: clock });
+      expect(created).toEqual({ id, name: `acme-${id}`, balanceNanos: 1_500_000_000n, reservedNanos: 0n, disabled: false, createdAt: clock, lowBalanceThresholdNanos: null });
       expect(await store.findAccount(id)).toEqual(created);
       expect(await store.findAccount(`acme-${id}`)).toEqual(created);
       expect(await store.findAccount('nobody')).toBeUndefined();

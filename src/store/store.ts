@@ -13,6 +13,8 @@ export interface AccountRecord {
   reservedNanos: bigint;
   disabled: boolean;
   createdAt: Date;
+  /** A `balance.low` alert fires when balance − reserved drops below this (nano-USD); null: none. */
+  lowBalanceThresholdNanos: bigint | null;
 }
 
 export interface ApiKeyRecord {
@@ -373,4 +375,80 @@ export interface Store {
   usageBy(grouping: UsageGrouping, range: UsageRange): Promise<UsageGroupRow[]>;
   /** Logged requests with an error code, counted per group, sorted by group. */
   requestErrorsBy(grouping: UsageGrouping, range: UsageRange): Promise<ErrorCountRow[]>;
+  // ── Alerts (migration 0009; see alert-queries.ts) ──────────────────────────────────────────────
+
+  /**
+   * Sets an account's low-balance threshold (null removes it) and re-arms its `balance.low` alert,
+   * so a new threshold is judged afresh. Returns false when no such account exists.
+   */
+  setLowBalanceThreshold(accountId: string, thresholdNanos: bigint | null, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
+  /**
+   * Accounts whose balance less holds is below their threshold and not yet claimed (to fire), or
+   * back at or above it while claimed (to re-arm): one query over the accounts with a threshold.
+   */
+  lowBalanceCrossings(limit: number): Promise<LowBalanceCrossing[]>;
+  /**
+   * Claims a condition and queues its deliveries in one transaction. Returns false, queuing
+   * nothing, when the claim is held already (another instance saw the same crossing first).
+   */
+  claimAlert(claim: AlertClaim, deliveries: readonly NewAlertDelivery[]): Promise<boolean>;
+  /** Re-arms a condition: its next crossing fires again. */
+  releaseAlertClaim(claim: AlertClaim): Promise<void>;
+  /** Queues deliveries of an event that needs no claim. A delivery already queued is kept as it is. */
+  enqueueAlertDeliveries(deliveries: readonly NewAlertDelivery[]): Promise<void>;
+  /**
+   * Takes up to `limit` pending deliveries for these webhooks that are due at `now`: each one's
+   * attempt count goes up and its next attempt moves to `leaseUntil`, so no other instance takes
+   * it while this attempt runs (and any instance retries it if this one dies).
+   */
+  claimAlertDeliveries(request: { webhookIds: readonly string[]; now: Date; leaseUntil: Date; limit: number }): Promise<AlertDelivery[]>;
+  /** Records how an attempt ended; a delivery no longer pending is left as it is. */
+  finishAlertDelivery(id: number, outcome: AlertDeliveryOutcome): Promise<void>;
+  /** Deliveries, newest first; the cursor is a delivery id. */
+  listAlertDeliveries(filter: { state?: AlertDeliveryState }, page: PageRequest<number>): Promise<Page<AlertDelivery, number>>;
+  /** Deletes up to `limit` deliveries created before `before`, whatever their state; returns how many. */
+  pruneAlertDeliveries(before: Date, limit: number): Promise<number>;
+}
+
+/** A condition that fires once until it clears: `balance.low` of an account, a key's budget level in a period. */
+export interface AlertClaim {
+  kind: string;
+  subjectId: string;
+  /** '' when the condition has no periods. */
+  scope: string;
+}
+
+export type AlertDeliveryState = 'pending' | 'delivered' | 'abandoned';
+
+export interface NewAlertDelivery {
+  eventId: string;
+  eventType: string;
+  webhookId: string;
+  /** The JSON body, sent byte for byte on every attempt. */
+  body: string;
+  createdAt: Date;
+}
+
+export interface AlertDelivery extends NewAlertDelivery {
+  id: number;
+  state: AlertDeliveryState;
+  attempts: number;
+  nextAttemptAt: Date;
+  finishedAt: Date | null;
+  lastError: string | null;
+}
+
+export type AlertDeliveryOutcome =
+  | { state: 'delivered'; at: Date }
+  | { state: 'pending'; nextAttemptAt: Date; error: string }
+  | { state: 'abandoned'; at: Date; error: string };
+
+export interface LowBalanceCrossing {
+  accountId: string;
+  accountName: string;
+  balanceNanos: bigint;
+  reservedNanos: bigint;
+  thresholdNanos: bigint;
+  /** `below`: fire (no claim yet); `recovered`: re-arm (claimed, and back at or above). */
+  direction: 'below' | 'recovered';
 }

@@ -34,7 +34,16 @@ function readmeCurls(heading: string): string[] {
   return block.split('\n').filter((line) => line.startsWith('curl '));
 }
 
-const readmeAdminCurls = () => readmeCurls('## Admin API');
+/** Every curl line of the Admin API section's `sh` blocks, in order, up to its request log part (tested on its own below). */
+function readmeAdminCurls(): string[] {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const start = readme.indexOf('## Admin API');
+  const end = readme.indexOf('\n### Request log', start + 1);
+  expect(end).toBeGreaterThan(start);
+  const section = readme.slice(start, end);
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+  return blocks.flatMap((block) => block.split('\n')).filter((line) => line.startsWith('curl '));
+}
 
 /** Runs a README curl line as printed (against the test server); resolves with its status and body. */
 async function runCurl(curl: string, baseUrl: string, token: string): Promise<{ status: string; body: string }> {
@@ -59,7 +68,7 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
 
   it('every curl line works as printed, in order', async () => {
     const curls = readmeAdminCurls();
-    expect(curls.length).toBeGreaterThanOrEqual(7);
+    expect(curls.length).toBeGreaterThanOrEqual(10);
     const answers: Array<Record<string, unknown>> = [];
     for (const curl of curls) {
       expect(curl).toContain(README_ADDRESS);
@@ -69,9 +78,14 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
       expect(['200', '201'], `${curl}\n${stdout}`).toContain(status);
       answers.push(JSON.parse(stdout.slice(0, stdout.lastIndexOf('\n'))) as Record<string, unknown>);
     }
+    const answerTo = (path: string) => answers[curls.findIndex((curl) => curl.includes(path))];
     const account = await harness.store.findAccount('globex');
-    expect(account).toMatchObject({ balanceNanos: 12_500_000_000n, disabled: true });
-    expect(answers.at(-1)?.data).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'account.disable', target_id: account?.id })]));
+    expect(account).toMatchObject({ balanceNanos: 12_500_000_000n, disabled: true, lowBalanceThresholdNanos: 5_000_000_000n });
+    expect(answerTo('/audit?')?.data).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'account.disable', target_id: account?.id })]));
+    const catalog = answerTo('/catalog');
+    expect(catalog?.models).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'model-5.6', prices: expect.objectContaining({ input_usd: '1' }) })]));
+    expect(catalog?.targets).toEqual(expect.arrayContaining([expect.objectContaining({ target: 'sim/model-5.6', status: 'healthy' })]));
+    expect(answerTo('/alerts/deliveries')).toEqual({ data: [], has_more: false, next_cursor: null });
   });
 
   it('the request log and usage curl lines work as printed and show a request just made', async () => {

@@ -24,6 +24,8 @@ describe('import direction', () => {
     ['src/http/example.ts', "import { runServe } from '../server/serve.js';\nexport const x = runServe;"],
     ['src/admin/example.ts', "import { setUpLimits } from '../server/limits-setup.js';\nexport const x = setUpLimits;"],
     ['src/billing/example.ts', "import { buildApp } from '../http/app.js';\nexport const x = buildApp;"],
+    ['src/alerts/example.ts', "import { buildApp } from '../http/app.js';\nexport const x = buildApp;"],
+    ['src/store/example.ts', "import { createAlerts } from '../alerts/alerts.js';\nexport const x = createAlerts;"],
   ])('%s may not import upward', async (filePath, code) => {
     expect(await violations(filePath, code)).toHaveLength(1);
   });
@@ -34,6 +36,8 @@ describe('import direction', () => {
     ['src/cli/example.ts', "import { runServe } from '../server/serve.js';\nexport const x = runServe;"],
     ['src/routing/example.ts', "import type { Provider } from '../providers/provider.js';\nexport type X = Provider;"],
     ['src/providers/example.ts', "import type { Usage } from '../protocol/canonical.js';\nexport type X = Usage;"],
+    ['src/http/example.ts', "import { createAlerts } from '../alerts/alerts.js';\nexport const x = createAlerts;"],
+    ['src/alerts/example.ts', "import type { Store } from '../store/store.js';\nexport type X = Store;"],
   ])('%s may import downward', async (filePath, code) => {
     expect(await violations(filePath, code)).toHaveLength(0);
   });

@@ -10,6 +10,7 @@ import { createAccount } from '../../src/admin/accounts.js';
 import { createKey, type NewKeyInput } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/http/gateway.js';
+import type { RouterOptions } from '../../src/routing/router.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
 import { createRedisClient, waitForRedis } from '../../src/ratelimit/redis-client.js';
 import { createRedisLimiter } from '../../src/ratelimit/redis-limiter.js';
@@ -45,6 +46,8 @@ export interface HarnessOptions {
   adminListener?: boolean;
   /** Request log writer and pruning options (gateway.ts). */
   requestLog?: GatewayOptions['requestLog'];
+  /** Target health settings (threshold, cool-down) and observers. */
+  router?: RouterOptions;
 }
 
 /** Connected before use, as `serve` does: the client has no offline queue, and the limiter fails closed. */
@@ -61,7 +64,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const limiter = options.limiter ?? ((options.engine ?? 'sqlite') === 'postgres' && redisUrl !== undefined ? await redisLimiter(redisUrl) : createMemoryLimiter());
   const config = parseConfig(options.catalog ?? testCatalog(), 'test catalog');
   const logger = options.logger ?? pino({ level: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent' });
-  const gateway = await createGateway({ config, store, limiter, logger, env: options.env ?? {}, revisionPollMs: 100, adminListener: options.adminListener === true, ...(options.requestLog === undefined ? {} : { requestLog: options.requestLog }) });
+  const gateway = await createGateway({
+    config,
+    store,
+    limiter,
+    logger,
+    env: options.env ?? {},
+    revisionPollMs: 100,
+    adminListener: options.adminListener === true,
+    ...(options.router === undefined ? {} : { router: options.router }),
+    ...(options.requestLog === undefined ? {} : { requestLog: options.requestLog }),
+  });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const baseUrl = address.replace('localhost', '127.0.0.1');
   const adminServer = gateway.adminServer;

@@ -1,4 +1,4 @@
-/** `/admin/v1/accounts`: create, list, get, rename, disable/enable, credit, debit, ledger. */
+/** `/admin/v1/accounts`: create, list, get, rename or set the low-balance threshold, disable/enable, credit, debit, ledger. */
 import { z } from 'zod';
 import {
   createAccount,
@@ -6,9 +6,9 @@ import {
   debitAccount,
   listAccountsPage,
   listLedgerPage,
-  renameAccount,
   requireAccount,
   setAccountDisabled,
+  updateAccount,
 } from '../../admin/accounts.js';
 import { accountView, ledgerEntryView } from '../../admin/views.js';
 import { requireRole } from './auth.js';
@@ -67,14 +67,21 @@ export function registerAccountRoutes(app: AdminApp, deps: AdminRouteDeps): void
     ...write,
     schema: {
       tags,
-      summary: 'Rename an account',
+      summary: 'Rename an account and/or set its low-balance alert threshold (each change audited)',
       params: accountParams,
-      body: z.object({ name: z.string().max(200) }),
+      body: z.object({
+        name: z.string().max(200).optional(),
+        low_balance_threshold_usd: usdAmount
+          .nullable()
+          .optional()
+          .describe('Fire `balance.low` when the balance less open holds drops below this USD amount (> 0); null removes it. A new threshold re-arms the alert.'),
+      }),
       response: { 200: accountSchema, 409: errorSchema, ...errorResponses },
     },
   }, async (request) => {
-    const account = await renameAccount(store, request.params.account, request.body.name, actorOf(request));
-    deps.accountsChanged();
+    const { name, low_balance_threshold_usd: lowBalanceThresholdUsd } = request.body;
+    const account = await updateAccount(store, request.params.account, { name, lowBalanceThresholdUsd }, actorOf(request));
+    if (name !== undefined) deps.accountsChanged();
     return accountView(account);
   });
 

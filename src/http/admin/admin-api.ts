@@ -13,8 +13,10 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { parseJsonBody } from '../body.js';
 import { registerAccountRoutes } from './accounts.js';
 import { registerAdminTokenRoutes } from './admin-tokens.js';
+import { registerAlertRoutes } from './alerts.js';
 import { registerAuditRoutes } from './audit.js';
 import { registerRequestLogRoutes } from './requests.js';
+import { registerCatalogRoutes } from './catalog.js';
 import { createAdminAuthentication, requireRole } from './auth.js';
 import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
 import type { AdminRouteDeps } from './context.js';
@@ -41,7 +43,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
       await scope.register(fastifySwagger, {
         openapi: {
           openapi: '3.1.0',
-          info: { title: 'Tollgate admin API', version: '1', description: 'Accounts, credit, admin tokens and the audit log. Authenticate with `Authorization: Bearer tg-admin-…`.' },
+          info: { title: 'Tollgate admin API', version: '1', description: 'Accounts, credit, admin tokens, the audit log, the catalog and alert deliveries. Authenticate with `Authorization: Bearer tg-admin-…`.' },
           components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
           security: [{ adminToken: [] }],
         },
@@ -58,6 +60,8 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
       registerAdminTokenRoutes(typed, deps);
       registerAuditRoutes(typed, deps);
       registerRequestLogRoutes(typed, deps);
+      registerCatalogRoutes(typed, deps);
+      registerAlertRoutes(typed, deps);
       typed.get('/openapi.json', { preHandler: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
     },
     { prefix: ADMIN_PATH_PREFIX },

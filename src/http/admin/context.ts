@@ -1,8 +1,11 @@
-/** What every admin route file is handed: the store, and how to tell this process's /v1 key cache of a change. */
+/** What every admin route file is handed: the store, how to tell this process's /v1 key cache of a change, and the catalog. */
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Actor } from '../../admin/audit.js';
+import type { ConfigFile } from '../../config/schema.js';
 import type { Limiter } from '../../ratelimit/limiter.js';
+import type { Catalog } from '../../routing/catalog.js';
+import type { Router } from '../../routing/router.js';
 import type { Store } from '../../store/store.js';
 import { adminTokenOf } from './auth.js';
 
@@ -15,6 +18,11 @@ export interface AdminRouteDeps {
   authFailuresPerMinute: number;
   /** Called after a change to accounts, so this process's key cache forgets them at once. */
   accountsChanged: () => void;
+  /** The catalog as loaded, the models as routed, and the router that knows their targets' health. */
+  config: ConfigFile;
+  catalog: Catalog;
+  router: Router;
+  now: () => number;
 }
 
 /** The audit actor of a request: its admin token. */

@@ -43,6 +43,7 @@ export const accountSchema = z
     reserved_usd: z.string(),
     disabled: z.boolean(),
     created_at: z.string(),
+    low_balance_threshold_usd: z.string().nullable().describe('A `balance.low` alert fires when the balance less open holds drops below this; null: no alert.'),
   })
   .meta({ id: 'Account' });
 

@@ -19,6 +19,7 @@ import { cacheWriteMigration } from './0004-cache-write.js';
 import { adminMigration } from './0005-admin.js';
 import { requestLogMigration } from './0007-request-log.js';
 import { holdBatchesMigration } from './0008-hold-batches.js';
+import { alertsMigration } from './0009-alerts.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -30,6 +31,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0005-admin': adminMigration(engine),
     '0007-request-log': requestLogMigration(engine),
     '0008-hold-batches': holdBatchesMigration(engine),
+    '0009-alerts': alertsMigration(engine),
   };
 }
 

@@ -1,0 +1,104 @@
+/**
+ * `/admin/v1/catalog` (read-only): the models with their prices and reasoning efforts, and every
+ * target with its live health as the instance that answers sees it (health is kept in memory per
+ * process: another instance, or another worker, may see a target differently).
+ */
+import { z } from 'zod';
+import { formatUsd } from '../../billing/money.js';
+import { pricesFromConfig } from '../../billing/prices.js';
+import { REASONING_EFFORTS } from '../../protocol/canonical.js';
+import type { Target } from '../../routing/catalog.js';
+import { requireRole } from './auth.js';
+import type { AdminApp, AdminRouteDeps } from './context.js';
+import { errorResponses } from './schemas.js';
+
+const perMillion = z.string().describe('USD per 1M tokens, decimal.');
+
+const catalogModelSchema = z
+  .object({
+    id: z.string(),
+    enabled: z.boolean(),
+    prices: z.object({ input_usd: perMillion, cached_input_usd: perMillion, cache_write_usd: perMillion, output_usd: perMillion }),
+    reasoning_efforts: z.array(z.enum(REASONING_EFFORTS)),
+    max_output_tokens: z.number().int(),
+    hosted_tools: z.enum(['drop', 'refuse', 'map']),
+    targets: z
+      .array(z.object({ target: z.string().describe('`provider/model`, as in `targets`.'), priority: z.number().int(), weight: z.number().int() }))
+      .describe('In priority order (lower first); within a priority, traffic is split by weight.'),
+  })
+  .meta({ id: 'CatalogModel' });
+
+const catalogTargetSchema = z
+  .object({
+    target: z.string().describe('`provider/model`: the provider\'s name in the catalog and the upstream\'s model name.'),
+    provider: z.string(),
+    provider_type: z.string(),
+    model: z.string(),
+    status: z
+      .enum(['healthy', 'cooling_down', 'recovering'])
+      .describe('`cooling_down`: skipped until `cooling_until`; `recovering`: tried again after a cool-down, not answered since.'),
+    cooling_until: z.string().nullable(),
+    cause: z.enum(['failures', 'credentials']).nullable().describe('Why it is cooling down: failures in a row, or its provider refused our key (every target of that provider is out).'),
+    consecutive_failures: z.number().int(),
+  })
+  .meta({ id: 'CatalogTarget' });
+
+const catalogSchema = z.object({
+  models: z.array(catalogModelSchema),
+  targets: z.array(catalogTargetSchema),
+  observed_at: z.string().describe('When the answering instance read its target health.'),
+});
+
+export function registerCatalogRoutes(app: AdminApp, deps: AdminRouteDeps): void {
+  const prices = pricesFromConfig(deps.config.models);
+  const providerTypes = new Map(deps.config.providers.map((provider) => [provider.name, provider.type]));
+
+  app.get('/catalog', {
+    preHandler: requireRole('viewer'),
+    schema: {
+      tags: ['catalog'],
+      summary: 'Models with prices and efforts; targets with their live health (read-only)',
+      description:
+        'Target health is kept in memory by each gateway process: this is what the instance (worker) that answered sees, and another instance may see a target differently. It changes with traffic: a target that keeps failing cools down, and comes back when it answers again.',
+      response: { 200: catalogSchema, ...errorResponses },
+    },
+  }, async () => {
+    const targets = new Map<string, Target>();
+    const models = [...deps.catalog.values()].map((model) => {
+      const price = prices.get(model.id);
+      if (price === undefined) throw new Error(`no prices for catalog model ${model.id}`);
+      for (const target of model.targets) targets.set(target.label, target);
+      return {
+        id: model.id,
+        enabled: model.enabled,
+        prices: {
+          input_usd: formatUsd(price.inputPerMillion),
+          cached_input_usd: formatUsd(price.cachedInputPerMillion),
+          cache_write_usd: formatUsd(price.cacheWritePerMillion ?? price.inputPerMillion),
+          output_usd: formatUsd(price.outputPerMillion),
+        },
+        reasoning_efforts: REASONING_EFFORTS.filter((effort) => model.reasoningEfforts.has(effort)),
+        max_output_tokens: model.maxOutputTokens,
+        hosted_tools: model.hostedTools,
+        targets: [...model.targets].sort((a, b) => a.priority - b.priority).map((target) => ({ target: target.label, priority: target.priority, weight: target.weight })),
+      };
+    });
+    return {
+      models,
+      targets: [...targets.values()].map((target) => {
+        const health = deps.router.health(target);
+        return {
+          target: target.label,
+          provider: target.provider.name,
+          provider_type: providerTypes.get(target.provider.name) ?? 'unknown',
+          model: target.upstreamModel,
+          status: health.status,
+          cooling_until: health.coolingUntil === null ? null : new Date(health.coolingUntil).toISOString(),
+          cause: health.cause,
+          consecutive_failures: health.consecutiveFailures,
+        };
+      }),
+      observed_at: new Date(deps.now()).toISOString(),
+    };
+  });
+}
