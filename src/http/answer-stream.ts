@@ -16,14 +16,19 @@ import type { KeepResponse } from './stored-responses.js';
 import { upstreamFailure } from './stream-failures.js';
 import type { ClientEncoder, SurfaceAdapter } from './surfaces.js';
 
+/** What an answer is delivered with, streamed or not. */
+export interface DeliveryParts {
+  /** The surface's encoder, for a translated route (a pass-through needs none). */
+  createEncoder: () => ClientEncoder;
+  /** Saves the final response object; absent unless the request is stored. */
+  keep: KeepResponse | undefined;
+}
+
 /** What one streamed answer is delivered with. */
-export interface StreamParts {
+export interface StreamParts extends DeliveryParts {
   lifecycle: AnswerLifecycle;
   meter: UsageMeter;
   adapter: SurfaceAdapter;
-  encoder: ClientEncoder;
-  /** Saves the final response object; absent unless the request is stored. */
-  keep: KeepResponse | undefined;
 }
 
 /** What a provider that threw mid-stream (rather than ending with an error event) is told as. */
@@ -99,7 +104,8 @@ async function endWithPassthroughFailure(writer: SseWriter, parts: StreamParts, 
 
 /** Canonical events through the surface's encoder. Returns whether the stream was ended in its protocol. */
 async function encodeEvents(opened: Extract<OpenedAnswer<true>, { kind: 'events' }>, writer: SseWriter, parts: StreamParts): Promise<boolean> {
-  const { lifecycle, meter, encoder } = parts;
+  const { lifecycle, meter } = parts;
+  const encoder = parts.createEncoder();
   let failure: GatewayError | undefined;
   try {
     writeAll(writer, encoder.start());

@@ -19,11 +19,11 @@ import type { Store } from '../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
-import { deliverStream, iterate } from './answer-stream.js';
+import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
 import { parseJsonBody } from './body.js';
 import { toGatewayError } from './errors.js';
 import { runYielding } from './run-yielding.js';
-import { createResponseKeeper, expandConversation, passthroughResponse, type KeepResponse } from './stored-responses.js';
+import { createResponseKeeper, expandConversation, passthroughResponse } from './stored-responses.js';
 import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
 
 export interface AnswerServices extends LifecycleServices {
@@ -104,15 +104,15 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
       canonicalOnly: decoded.previousResponseId !== null,
       ...(decoded.upstreamHeaders === undefined ? {} : { upstreamHeaders: decoded.upstreamHeaders }),
     });
-  /** What the opened answer is delivered with. */
-  const deliveryParts = (opened: OpenedAnswer, canonical: CanonicalRequest) => {
+  /** What the opened answer is delivered with (an encoder only for a translated route: a pass-through needs none). */
+  const deliveryParts = (opened: OpenedAnswer, canonical: CanonicalRequest): DeliveryParts => {
     lifecycle.routed(opened.target);
     reply.headers(droppedToolsHeaders(opened, canonical));
-    const encoder = adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
+    const createEncoder = () => adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
     const keep = decoded.store
       ? createResponseKeeper({ store: services.store, accountId: context.account.id, inputItems: conversation.inputItems, now: services.now, log: request.log })
       : undefined;
-    return { encoder, keep };
+    return { createEncoder, keep };
   };
 
   const delivery = byStreamFlag(decoded.request);
@@ -134,12 +134,7 @@ function byStreamFlag(request: CanonicalRequest): { stream: true; request: Canon
 }
 
 /** A whole (non-streamed) answer, stored if asked and settled before it is sent. */
-async function collectAnswer(
-  opened: OpenedAnswer<false>,
-  meter: UsageMeter,
-  lifecycle: AnswerLifecycle,
-  { encoder, keep }: { encoder: ClientEncoder; keep: KeepResponse | undefined },
-): Promise<Record<string, unknown>> {
+async function collectAnswer(opened: OpenedAnswer<false>, meter: UsageMeter, lifecycle: AnswerLifecycle, { createEncoder, keep }: DeliveryParts): Promise<Record<string, unknown>> {
   if (opened.kind === 'passthrough') {
     const { body, events } = opened.result;
     for (const event of events) meter.observe(event);
@@ -149,6 +144,7 @@ async function collectAnswer(
     await Promise.all([lifecycle.settle(), response === undefined ? undefined : keep?.(response)]);
     return body;
   }
+  const encoder = createEncoder();
   try {
     let failure = observe(meter, encoder, opened.first);
     if (failure === undefined) {
