@@ -33,9 +33,6 @@ export interface LifecycleServices {
   now: () => number;
 }
 
-/** The surface names the outcome uses. */
-const SURFACE_NAMES: Readonly<Record<Surface, string>> = { 'chat-completions': 'chat', responses: 'responses', 'anthropic-messages': 'messages' };
-
 export interface ReserveInput {
   /** Catalog model id. */
   model: string;
@@ -87,7 +84,7 @@ export class AnswerLifecycle {
     this.#request.outcome = {
       accountId: context.account.id,
       keyId: context.key.id,
-      surface: SURFACE_NAMES[surface],
+      surface,
       model,
       target: null,
       stream,

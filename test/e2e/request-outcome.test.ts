@@ -66,7 +66,7 @@ describe.each(engines)('request outcomes on %s', (engine) => {
     expect(outcome).toEqual({
       accountId: key.accountId,
       keyId: key.keyId,
-      surface: 'chat',
+      surface: 'chat-completions',
       model: 'model-5.6-mini',
       target: 'sim/model-5.6-mini',
       stream: false,
@@ -91,7 +91,7 @@ describe.each(engines)('request outcomes on %s', (engine) => {
     const key = await newKey('1');
     const { status, outcome, charge } = await answer('/v1/messages', { model: 'model-5.6-mini', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], stream: true }, key);
     expect(status).toBe(200);
-    expect(outcome).toMatchObject({ surface: 'messages', stream: true, costNanos: charge!.amountNanos, errorCode: null });
+    expect(outcome).toMatchObject({ surface: 'anthropic-messages', stream: true, costNanos: charge!.amountNanos, errorCode: null });
   });
 
   it('refused for its balance once the model was known: the error code, no target, nothing billed', async () => {
