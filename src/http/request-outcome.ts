@@ -8,7 +8,7 @@ import type { Usage } from '../protocol/canonical.js';
 export interface RequestOutcome {
   accountId: string;
   keyId: string;
-  /** `chat`, `responses` or `messages`: the client's surface. */
+  /** The client's surface: `responses`, `chat-completions` or `anthropic-messages`. */
   surface: string;
   /** Catalog model id. */
   model: string;

@@ -58,8 +58,6 @@ function decodeStoredItems(items: ResponsesInputItem[], responseId: string): Inp
 /** Saves the final response object. Never throws: a failed save is logged and the answer still goes out. */
 export type KeepResponse = (response: Record<string, unknown>) => Promise<void>;
 
-export const KEEP_NOTHING: KeepResponse = async () => {};
-
 export interface KeeperOptions {
   store: Store;
   accountId: string;

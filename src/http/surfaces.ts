@@ -15,7 +15,9 @@ import { unsupportedHostedTool } from '../protocol/responses/decode-tools.js';
 import { ResponsesEncoder } from '../protocol/responses/encoder.js';
 import type { ResponsesEcho } from '../protocol/responses/response-settings.js';
 import type { ModelEntry } from '../routing/catalog.js';
+import type { PassthroughFailure } from '../providers/provider.js';
 import type { OpenedAnswer } from '../routing/router.js';
+import { chatFailureFrame, failedResponse, messagesFailureFrame, responsesFailureFrame } from './stream-failures.js';
 
 export interface DecodedBody {
   request: CanonicalRequest;
@@ -38,7 +40,8 @@ export interface ClientEncoder {
   start(): string[];
   push(event: CanonicalEvent): string[];
   finish(usage: Usage): string[];
-  fail(code: string, message: string, usage: Usage): string[];
+  /** Ends a stream that failed mid-way with `error` (stream-failures.ts), billed at `usage`. */
+  fail(error: GatewayError, usage: Usage): string[];
   /**
    * The complete answer object; call after `finish` (or `fail`). For a stream it is what the final
    * event carries, which is what a stored response keeps.
@@ -52,6 +55,11 @@ export interface SurfaceAdapter {
   /** Model-specific checks that are 400s (not 503s), run once the model is known to exist. */
   checkAgainstModel(decoded: DecodedBody, model: ModelEntry): void;
   createEncoder(decoded: DecodedBody, createdAt: number): ClientEncoder;
+  /**
+   * The frame that ends a failed pass-through stream, the same as a translated route's failure
+   * (stream-failures.ts); for Responses also the failed response it carries, to be stored.
+   */
+  passthroughFailure(error: GatewayError, failure: PassthroughFailure, usage: Usage): { sse: string; response?: Record<string, unknown> };
 }
 
 export function randomSuffix(bytes = 12): string {
@@ -91,9 +99,14 @@ export const responsesSurface: SurfaceAdapter = {
       start: () => encoder.start(),
       push: (event) => encoder.push(event),
       finish: (usage) => encoder.finish(usage),
-      fail: (code, message, usage) => encoder.fail(code, message, usage),
+      fail: (error, usage) => encoder.fail(error.wireCode, error.message, usage),
       body: () => encoder.response(),
     };
+  },
+  passthroughFailure(error, failure, usage) {
+    const response = failure.response === undefined ? undefined : failedResponse(failure.response, error, usage);
+    const sse = responsesFailureFrame(error, failure.sequenceNumber ?? 0, response);
+    return response === undefined ? { sse } : { sse, response };
   },
 };
 
@@ -142,10 +155,11 @@ export const chatCompletionsSurface: SurfaceAdapter = {
       start: () => [],
       push: (event) => encoder.push(event),
       finish: (usage) => encoder.finish(usage),
-      fail: (code, message) => encoder.fail(code, message),
+      fail: (error) => [chatFailureFrame(error)],
       body: (usage) => encoder.completion(usage),
     };
   },
+  passthroughFailure: (error) => ({ sse: chatFailureFrame(error) }),
 };
 
 /** Client headers that change what an Anthropic upstream accepts, forwarded on pass-through. */
@@ -186,8 +200,9 @@ export const anthropicMessagesSurface: SurfaceAdapter = {
       start: () => encoder.start(),
       push: (event) => encoder.push(event),
       finish: (usage) => encoder.finish(usage),
-      fail: (code, message) => encoder.fail(code, message),
+      fail: (error) => [messagesFailureFrame(error)],
       body: (usage) => encoder.message(usage),
     };
   },
+  passthroughFailure: (error) => ({ sse: messagesFailureFrame(error) }),
 };

@@ -40,6 +40,9 @@ export interface PassthroughCall extends ProviderCall {
  * One frame of a passed-through stream: the SSE text to send to the client as is ('' sends nothing,
  * e.g. a usage chunk the client did not ask for), plus the canonical events it carries, which feed
  * the usage meter (text deltas for counting a stream cut short, and the final usage).
+ *
+ * A stream's frames end with exactly one frame marked `last` (a complete answer, or a failure the
+ * upstream itself reported in its protocol) or one carrying a `failure`, unless the call is aborted.
  */
 export interface PassthroughFrame {
   sse: string;
@@ -49,6 +52,31 @@ export interface PassthroughFrame {
    * final response object as sent to the client, already parsed, for the gateway to store.
    */
   finalResponse?: Record<string, unknown>;
+  /**
+   * The frame that ends the answer (`[DONE]`, a terminal Responses event, `message_stop`): the
+   * gateway settles the bill before it sends this frame, so a client that saw it was billed.
+   * Frames the upstream sends after it are read (the connection is reused) but not forwarded.
+   */
+  last?: boolean;
+  /**
+   * The stream failed here (an upstream error event, garbage, a cut connection): `sse` is empty
+   * and `events` ends with the `error` event; the gateway ends the stream in the client's
+   * protocol from its error catalogue (docs/wire-protocols.md §1.5, §2.5, §4.5).
+   */
+  failure?: PassthroughFailure;
+}
+
+/** What the gateway needs to end a failed pass-through stream in the client's protocol. */
+export interface PassthroughFailure {
+  /** Safe to show the client (redacted: no upstream addresses or keys). */
+  message: string;
+  /** Responses: the `sequence_number` the failure event takes (right after the last one sent). */
+  sequenceNumber?: number;
+  /**
+   * Responses: the response object as the upstream last announced it (`response.created`,
+   * `.in_progress`), naming the client's model; absent when none was announced.
+   */
+  response?: Record<string, unknown>;
 }
 
 /** A pass-through not streamed: the upstream's JSON body, and the canonical events it carries. */

@@ -6,7 +6,6 @@
  * (with a thinking budget kept below it, as Anthropic requires), and the service tier (standard
  * only: one price per model, so a pass-through cannot buy a dearer tier at the flat price).
  */
-import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import { decodeSse } from '../../lib/sse-decoder.js';
 import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../provider.js';
@@ -14,6 +13,7 @@ import { CUT_SHORT } from '../shared/canonical-stream.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 import { describeStreamFailure } from '../shared/transport-failure.js';
 import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
+import { failureFrame, sseText } from '../shared/passthrough-frames.js';
 import { withTeardown } from '../shared/teardown.js';
 import { MessagesStreamTranslator, messageObjectEvents } from './messages-stream.js';
 import { clientModelOf, replaceModelName, withClientModel } from '../shared/model-name.js';
@@ -76,12 +76,14 @@ async function* messageFrames(body: UpstreamBody, client: UpstreamHttpClient, cl
       const error = events.find((event) => event.type === 'error');
       if (error !== undefined) {
         // Replaced by the gateway's own error event: the upstream's may name things the client must not see.
-        yield errorFrame(client.safeText(error.message));
+        yield failureFrame({ message: client.safeText(error.message) });
         return;
       }
       const parsed = parseJson(sse.data);
       const type = parsed.ok && isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
-      yield { sse: sseText(sse.event ?? type, type === 'message_start' && parsed.ok ? renamed(sse.data, parsed.value, clientModel) : sse.data), events };
+      const frame: PassthroughFrame = { sse: sseText(sse.event ?? type, type === 'message_start' && parsed.ok ? renamed(sse.data, parsed.value, clientModel) : sse.data), events };
+      if (translator.complete) frame.last = true;
+      yield frame;
     }
   } catch (error) {
     failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
@@ -90,10 +92,10 @@ async function* messageFrames(body: UpstreamBody, client: UpstreamHttpClient, cl
   // The answer is whole once `message_delta` said why it stopped; only `message_stop` was lost.
   const closing = translator.endOfBody();
   if (closing !== undefined) {
-    yield { sse: sseText('message_stop', JSON.stringify({ type: 'message_stop' })), events: closing };
+    yield { sse: sseText('message_stop', JSON.stringify({ type: 'message_stop' })), events: closing, last: true };
     return;
   }
-  yield errorFrame(failure ?? CUT_SHORT);
+  yield failureFrame({ message: failure ?? CUT_SHORT });
 }
 
 /** `message_start`'s text with its message naming `clientModel`. */
@@ -101,16 +103,4 @@ function renamed(data: string, payload: unknown, clientModel: string): string {
   const message = isRecord(payload) && isRecord(payload.message) ? payload.message : undefined;
   if (message === undefined || typeof message.model !== 'string' || message.model === clientModel) return data;
   return replaceModelName(data, message.model, clientModel) ?? JSON.stringify({ ...(payload as Record<string, unknown>), message: { ...message, model: clientModel } });
-}
-
-function sseText(event: string | undefined, data: string): string {
-  const dataLines = data.split('\n').map((line) => `data: ${line}\n`).join('');
-  return `${event === undefined ? '' : `event: ${event}\n`}${dataLines}\n`;
-}
-
-/** Anthropic's in-band `error` event (docs/wire-protocols.md §4.5); nothing follows it. */
-function errorFrame(message: string): PassthroughFrame {
-  const payload = { type: 'error', error: { type: 'api_error', message } };
-  const events: CanonicalEvent[] = [{ type: 'error', code: 'upstream_error', message }];
-  return { sse: `event: error\ndata: ${JSON.stringify(payload)}\n\n`, events };
 }

@@ -148,37 +148,45 @@ describe('passthrough: Chat Completions', () => {
     expect(double.requests[0]?.headers.accept).toBe('application/json');
   });
 
-  it('ends with an in-band error frame, without [DONE], on garbage mid-stream', async () => {
+  it('ends with a failure for the gateway to render, without [DONE], on garbage mid-stream', async () => {
     const head = firstEvents(fixture('chat-text-stream.sse'), 2);
     const { provider } = await setup(sseThen(head, (response) => response.end('data: {"choices":\n\n')));
     const frames = await framesOf(await provider.passthrough!(chatCall()));
 
     expect(frames.slice(0, 2).map((frame) => frame.sse).join('')).toBe(asClientSees(head, UPSTREAM_MODEL));
     const last = frames.at(-1);
-    expect(last?.sse.startsWith('data: {"error":{')).toBe(true);
-    const payload: unknown = JSON.parse(last?.sse.slice('data: '.length) ?? '');
-    expect(payload).toEqual({ error: { message: expect.any(String), type: 'server_error', code: 'upstream_error' } });
-    expect(last?.events).toEqual([{ type: 'error', code: 'upstream_error', message: expect.any(String) }]);
+    expect(last?.sse).toBe('');
+    expect(last?.failure).toEqual({ message: expect.stringContaining('not JSON') });
+    expect(last?.events).toEqual([{ type: 'error', code: 'upstream_error', message: last?.failure?.message }]);
+    expect(frames.some((frame) => frame.last === true)).toBe(false);
     expect(joined(frames)).not.toContain('[DONE]');
   });
 
-  it('ends with an in-band error frame when the socket is destroyed mid-stream', async () => {
+  it('ends with a failure when the socket is destroyed mid-stream', async () => {
     const { provider } = await setup(sseThen(firstEvents(fixture('chat-text-stream.sse'), 2), (response) => response.destroy()));
     const frames = await framesOf(await provider.passthrough!(chatCall()));
     expect(frames).toHaveLength(3);
     expect(frames[2]?.events[0]).toMatchObject({ type: 'error', code: 'upstream_error' });
-    expect(frames[2]?.sse).toContain('"code":"upstream_error"');
+    expect(frames[2]?.failure?.message).toEqual(expect.any(String));
   });
 
-  it('replaces an upstream error chunk with one that names neither the address nor the key', async () => {
+  it('replaces an upstream error chunk with a failure that names neither the address nor the key', async () => {
     const { double, provider } = await setup(json(200, ''));
     const chunk = JSON.stringify({ error: { message: `overloaded at ${double.baseUrl} for ${SECRET}`, type: 'server_error', param: null, code: 'x' } });
     double.answer(sseThen(firstEvents(fixture('chat-text-stream.sse'), 2), (response) => response.end(`data: ${chunk}\n\n`)));
     const frames = await framesOf(await provider.passthrough!(chatCall()));
-    const last = frames.at(-1)?.sse ?? '';
-    expect(last).toContain('overloaded at [upstream]');
-    expect(last).not.toContain(SECRET);
-    expect(last).not.toContain(double.baseUrl);
+    const last = frames.at(-1)!;
+    expect(last.sse).toBe('');
+    expect(last.failure?.message).toContain('overloaded at [upstream]');
+    expect(last.failure?.message).not.toContain(SECRET);
+    expect(last.failure?.message).not.toContain(double.baseUrl);
+  });
+
+  it('marks [DONE] as the frame that ends the answer, and only it', async () => {
+    const { provider } = await setup(sse(fixture('chat-text-stream.sse')));
+    const frames = await framesOf(await provider.passthrough!(chatCall()));
+    expect(frames.filter((frame) => frame.last === true)).toEqual([frames.at(-1)]);
+    expect(frames.at(-1)?.sse).toBe('data: [DONE]\n\n');
   });
 
   it('closes the upstream connection when the consumer breaks out', async () => {
@@ -272,32 +280,37 @@ describe('passthrough: Responses', () => {
     ]);
   });
 
-  it('ends with an error event numbered after the last one when the socket is destroyed', async () => {
+  it('ends with a failure numbered after the last event, carrying the response as announced, when the socket is destroyed', async () => {
     const { provider } = await setup(sseThen(firstEvents(fixture('responses-text-stream.sse'), 7), (response) => response.destroy()));
     const frames = await framesOf(await provider.passthrough!(responsesCall()));
     expect(frames).toHaveLength(8);
-    const last = frames.at(-1)?.sse ?? '';
-    expect(last.startsWith('event: error\ndata: ')).toBe(true);
-    const payload: unknown = JSON.parse(last.slice('event: error\ndata: '.length));
-    expect(payload).toEqual({ type: 'error', sequence_number: 7, code: 'upstream_error', message: expect.any(String), param: null });
-    expect(frames.at(-1)?.events).toEqual([{ type: 'error', code: 'upstream_error', message: expect.any(String) }]);
+    const last = frames.at(-1)!;
+    expect(last.sse).toBe('');
+    expect(last.failure).toEqual({ message: expect.any(String), sequenceNumber: 7, response: expect.objectContaining({ id: 'resp_68b1f0c2a9d48190', status: 'in_progress', model: 'tollgate-mini' }) });
+    expect(last.events).toEqual([{ type: 'error', code: 'upstream_error', message: last.failure?.message }]);
   });
 
-  it('replaces an upstream error event with a clean one', async () => {
+  it('replaces an upstream error event with a clean failure taking its number', async () => {
     const { double, provider } = await setup(json(200, ''));
     const upstreamError = JSON.stringify({ type: 'error', sequence_number: 3, code: 'server_error', message: `boom at ${double.baseUrl}`, param: null });
     double.answer(sseThen(firstEvents(fixture('responses-text-stream.sse'), 3), (response) => response.end(`event: error\ndata: ${upstreamError}\n\n`)));
     const frames = await framesOf(await provider.passthrough!(responsesCall()));
-    const last = frames.at(-1)?.sse ?? '';
-    expect(JSON.parse(last.slice('event: error\ndata: '.length))).toEqual({ type: 'error', sequence_number: 3, code: 'upstream_error', message: 'boom at [upstream]', param: null });
+    expect(frames.at(-1)?.failure).toMatchObject({ message: 'boom at [upstream]', sequenceNumber: 3 });
   });
 
-  it('ends with an error event on garbage mid-stream', async () => {
+  it('ends with a failure on garbage mid-stream', async () => {
     const { provider } = await setup(sseThen(firstEvents(fixture('responses-text-stream.sse'), 2), (response) => response.end('event: response.output_text.delta\ndata: not json\n\n')));
     const frames = await framesOf(await provider.passthrough!(responsesCall()));
     expect(frames).toHaveLength(3);
-    expect(frames[2]?.sse).toContain('"sequence_number":2');
+    expect(frames[2]?.failure).toMatchObject({ sequenceNumber: 2, message: expect.stringContaining('not JSON') });
     expect(frames[2]?.events[0]?.type).toBe('error');
+  });
+
+  it('marks the terminal event as the frame that ends the answer, and only it', async () => {
+    const { provider } = await setup(sse(fixture('responses-text-stream.sse')));
+    const frames = await framesOf(await provider.passthrough!(responsesCall()));
+    expect(frames.filter((frame) => frame.last === true)).toEqual([frames.at(-1)]);
+    expect(frames.at(-1)?.sse.startsWith('event: response.completed\n')).toBe(true);
   });
 });
 

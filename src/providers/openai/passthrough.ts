@@ -11,6 +11,7 @@ import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../pr
 import { CUT_SHORT } from '../shared/canonical-stream.js';
 import type { Redactor } from '../shared/redaction.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
+import { failureFrame, sseText } from '../shared/passthrough-frames.js';
 import { withTeardown } from '../shared/teardown.js';
 import { describeStreamFailure } from '../shared/transport-failure.js';
 import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
@@ -78,7 +79,7 @@ export async function runPassthrough(client: UpstreamHttpClient, call: Passthrou
   return { kind: 'stream', frames: withTeardown(frames, teardown) };
 }
 
-const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [] });
+const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [], last: true });
 
 /** Chat chunks → frames. The upstream's text is forwarded byte for byte, but for the model name. */
 async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact: Redactor, clientModel: string): AsyncGenerator<PassthroughFrame> {
@@ -98,7 +99,7 @@ async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact
       const events = reader.read(parsed.value);
       const error = events.find((event) => event.type === 'error');
       if (error !== undefined) {
-        yield chatErrorFrame(redact(error.message));
+        yield failureFrame({ message: redact(error.message) });
         return;
       }
       // The usage chunk was forced on for metering; a client that did not ask for it must not see it.
@@ -114,16 +115,22 @@ async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact
     yield DONE_FRAME;
     return;
   }
-  yield chatErrorFrame(failure ?? CUT_SHORT);
+  yield failureFrame({ message: failure ?? CUT_SHORT });
 }
 
 /** Terminal Responses events, whose `response` is the final object. */
 const FINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+/** Events whose `response` is a snapshot of the response in progress (what a failure carries). */
+const SNAPSHOT_EVENTS = new Set(['response.created', 'response.queued', 'response.in_progress']);
 
 /** Responses events → frames, each re-framed as `event:` + `data:` as received, but for the model name. */
 async function* responsesFrames(body: UpstreamBody, redact: Redactor, clientModel: string): AsyncGenerator<PassthroughFrame> {
   const reader = new ResponsesEventReader();
   let failure: string | undefined;
+  // The response as last announced, for a failure the gateway ends the stream with.
+  let snapshot: Record<string, unknown> | undefined;
+  const failed = (message: string, sequenceNumber: number): PassthroughFrame =>
+    failureFrame({ message, sequenceNumber, ...(snapshot === undefined ? {} : { response: withClientModel(snapshot, clientModel) }) });
   try {
     for await (const sse of decodeSse(body)) {
       if (reader.terminal) continue;
@@ -133,9 +140,9 @@ async function* responsesFrames(body: UpstreamBody, redact: Redactor, clientMode
       const events = reader.read(parsed.value).map((event) => redactEvent(event, redact));
       const type = isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
       if (sse.event === 'error' || type === 'error') {
-        // Replaced by the gateway's own error event: the upstream's may name things the client must not see.
+        // Replaced by the gateway's own failure: the upstream's may name things the client must not see.
         const error = events.find((event) => event.type === 'error');
-        yield responsesErrorFrame(sequenceNumber, error?.message ?? 'The upstream reported an error.');
+        yield failed(error?.message ?? 'The upstream reported an error.', sequenceNumber);
         return;
       }
       // `response.failed` is a normal terminal event of the protocol; only its text is cleaned.
@@ -143,10 +150,13 @@ async function* responsesFrames(body: UpstreamBody, redact: Redactor, clientMode
       const data = type === 'response.failed' ? redact(received) : received;
       const frame: PassthroughFrame = { sse: sseText(sse.event ?? type, data), events };
       if (type !== undefined && FINAL_EVENTS.has(type)) {
+        frame.last = true;
         // The object the client receives: for a failure, its cleaned text (parsed again, rarely).
         const payload = data === sse.data ? parsed : parseJson(data);
         const response = payload.ok && isRecord(payload.value) ? payload.value.response : undefined;
         if (isRecord(response)) frame.finalResponse = response;
+      } else if (type !== undefined && SNAPSHOT_EVENTS.has(type) && isRecord(parsed.value) && isRecord(parsed.value.response)) {
+        snapshot = parsed.value.response;
       }
       yield frame;
     }
@@ -154,7 +164,7 @@ async function* responsesFrames(body: UpstreamBody, redact: Redactor, clientMode
     failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
   }
   if (reader.terminal) return;
-  yield responsesErrorFrame(reader.nextSequenceNumber, failure ?? CUT_SHORT);
+  yield failed(failure ?? CUT_SHORT, reader.nextSequenceNumber);
 }
 
 /**
@@ -174,28 +184,6 @@ function renamed(data: string, payload: unknown, clientModel: string): string {
   return JSON.stringify(response === undefined ? { ...payload, model: clientModel } : { ...payload, response: { ...response, model: clientModel } });
 }
 
-
-function sseText(event: string | undefined, data: string): string {
-  // Data that held line breaks arrived as several `data:` lines; it leaves the same way.
-  const dataLines = data.split('\n').map((line) => `data: ${line}\n`).join('');
-  return `${event === undefined ? '' : `event: ${event}\n`}${dataLines}\n`;
-}
-
-function errorEvents(message: string): CanonicalEvent[] {
-  return [{ type: 'error', code: 'upstream_error', message }];
-}
-
-/** A Chat in-band error (docs/wire-protocols.md §1.5): no `[DONE]` follows, so it cannot pass for an end. */
-function chatErrorFrame(message: string): PassthroughFrame {
-  const payload = { error: { message, type: 'server_error', code: 'upstream_error' } };
-  return { sse: `data: ${JSON.stringify(payload)}\n\n`, events: errorEvents(message) };
-}
-
-/** A Responses `error` event (docs/wire-protocols.md §2.5), numbered right after the last event sent. */
-function responsesErrorFrame(sequenceNumber: number, message: string): PassthroughFrame {
-  const payload = { type: 'error', sequence_number: sequenceNumber, code: 'upstream_error', message, param: null };
-  return { sse: `event: error\ndata: ${JSON.stringify(payload)}\n\n`, events: errorEvents(message) };
-}
 
 function redactEvent(event: CanonicalEvent, redact: Redactor): CanonicalEvent {
   return event.type === 'error' ? { ...event, message: redact(event.message) } : event;

@@ -1,0 +1,173 @@
+/**
+ * One `/v1` answer from its first step to its bill. It owns what must end exactly once, whatever
+ * path the answer takes: the abort signal that stops the upstream when the client goes away, the
+ * hold and its keeping (hold keeper), the count of unsettled answers a drain waits for, and the
+ * settlement, made in one place (`settle`) and only once, however often it is asked for. It also
+ * fills the request's outcome (request-outcome.ts) as the answer goes.
+ *
+ * The delivery asks for the settlement before the last frame of a stream and before a JSON body
+ * (docs/architecture.md, Money): a client that received a complete answer was billed for it.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { BillingService, Hold } from '../billing/billing-service.js';
+import type { HoldKeeper } from '../billing/hold-keeper.js';
+import type { SettleRetrier } from '../billing/settle-retry.js';
+import type { UsageMeter } from '../billing/usage-meter.js';
+import type { GatewayErrorCode } from '../errors/gateway-error.js';
+import type { Surface } from '../protocol/canonical.js';
+import type { Target } from '../routing/catalog.js';
+import type { ApiContext } from './api-context.js';
+import type { InFlight } from './in-flight.js';
+import type { Metrics } from './metrics.js';
+import type { RequestOutcome } from './request-outcome.js';
+
+export interface LifecycleServices {
+  billing: BillingService;
+  /** Keeps running requests' holds alive and checkpoints their metered usage. */
+  holdKeeper: HoldKeeper;
+  /** Answers whose bill is not settled yet (a drain waits for them). */
+  inFlight: InFlight;
+  /** Takes over settlements that failed (database briefly away); they never bill twice. */
+  settleRetrier: SettleRetrier;
+  metrics: Pick<Metrics, 'billingExcess' | 'rejectedUsageReports'>;
+  now: () => number;
+}
+
+export interface ReserveInput {
+  /** Catalog model id. */
+  model: string;
+  inputTokenBound: number;
+  maxOutputTokens: number;
+}
+
+/** The hold of a running answer and what ends it. */
+interface Running {
+  hold: Hold;
+  meter: UsageMeter;
+  openedAt: number;
+  stopKeeping: () => void;
+  endInFlight: () => void;
+}
+
+export class AnswerLifecycle {
+  readonly #services: LifecycleServices;
+  readonly #request: FastifyRequest;
+  readonly #abort = new AbortController();
+  #running: Running | undefined;
+  #settlement: Promise<void> | undefined;
+
+  /** Create it first, so that a client gone at any later step is noticed (and its hold released). */
+  constructor(services: LifecycleServices, request: FastifyRequest, reply: FastifyReply) {
+    this.#services = services;
+    this.#request = request;
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) this.#abort.abort();
+    });
+  }
+
+  /** Aborted when the client goes away before the answer ended, or when the answer is given up. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
+  /** Stops the upstream call (no-op once it ended or was stopped). */
+  abort(): void {
+    this.#abort.abort();
+  }
+
+  /** The model is known: from here on the request has an outcome. */
+  begin(context: ApiContext, surface: Surface, model: string, stream: boolean): void {
+    this.#request.outcome = {
+      accountId: context.account.id,
+      keyId: context.key.id,
+      surface,
+      model,
+      target: null,
+      stream,
+      firstByteAt: null,
+      usage: null,
+      costNanos: 0n,
+      errorCode: null,
+    };
+  }
+
+  /**
+   * Places the hold for the worst case (or throws the 403) and keeps it while the answer runs;
+   * `meter` is what the hold settles on.
+   */
+  async reserve(context: ApiContext, input: ReserveInput, meter: UsageMeter): Promise<void> {
+    const services = this.#services;
+    const openedAt = services.now();
+    const hold = await services.billing.reserve({ accountId: context.account.id, keyId: context.key.id, requestId: this.#request.id, ...input });
+    this.#running = {
+      hold,
+      meter,
+      openedAt,
+      stopKeeping: services.holdKeeper.track(hold, () => meter.metered()),
+      endInFlight: services.inFlight.begin(),
+    };
+  }
+
+  /** The target that answers. */
+  routed(target: Target): void {
+    this.#update((outcome) => (outcome.target = target.label));
+  }
+
+  /** The first bytes of the answer are being written. */
+  firstByte(): void {
+    this.#update((outcome) => (outcome.firstByteAt ??= this.#services.now()));
+  }
+
+  /** The answer failed with `code` (the first failure is the one kept). */
+  failed(code: GatewayErrorCode): void {
+    this.#update((outcome) => (outcome.errorCode ??= code));
+  }
+
+  /**
+   * Settles the hold on the usage metered so far (nothing, when nothing was produced), exactly
+   * once: every later call returns the same settlement. Never rejects: a settlement the database
+   * refuses goes to the retrier, and the answer goes on (the one case where a complete answer can
+   * reach a client before its charge is durable; the retrier writes it once the database answers).
+   */
+  settle(): Promise<void> {
+    const running = this.#running;
+    if (running === undefined) return Promise.resolve();
+    return (this.#settlement ??= this.#settleOnce(running));
+  }
+
+  async #settleOnce({ hold, meter, openedAt, stopKeeping, endInFlight }: Running): Promise<void> {
+    const { billing, metrics, settleRetrier } = this.#services;
+    const log = this.#request.log;
+    stopKeeping();
+    const usage = meter.producedAnything ? meter.usage() : null;
+    if (meter.rejectedReport) {
+      metrics.rejectedUsageReports.inc({ model: hold.model });
+      log.warn({ model: hold.model, holdId: hold.id }, 'the upstream reported usage that fails the sanity check; billing the metered count');
+    }
+    this.#update((outcome) => (outcome.usage = usage));
+    try {
+      const { billedNanos, excessNanos } = await billing.settle(hold, usage);
+      this.#update((outcome) => (outcome.costNanos = billedNanos));
+      if (excessNanos > 0n) {
+        metrics.billingExcess.inc({ model: hold.model }, Number(excessNanos));
+        log.warn({ model: hold.model, holdId: hold.id, excessNanos: excessNanos.toString() }, 'the upstream reported more than the hold covers; the excess is recorded, not billed');
+      }
+      log.info({ model: hold.model, keyId: hold.keyId, usage, costNanos: billedNanos.toString() }, 'settled');
+    } catch (error) {
+      // Not the client's problem: the retrier settles it once the database answers again.
+      log.error({ err: error, holdId: hold.id }, 'settling the hold failed; retrying in the background');
+      settleRetrier.retry(hold, usage, openedAt);
+    } finally {
+      endInFlight();
+    }
+  }
+
+  #update(change: (outcome: RequestOutcome) => void): void {
+    const outcome = this.#request.outcome;
+    if (outcome !== null) change(outcome);
+  }
+}

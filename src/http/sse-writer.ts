@@ -1,0 +1,90 @@
+/**
+ * The one writer of server-sent events, for every surface and route. Frames queued in the same
+ * event-loop turn leave in one socket write at the end of the turn (one chunk, one encoding of the
+ * text, one syscall), not one write per frame. Backpressure is the caller's loop awaiting `ready()`
+ * after each frame it queues: the upstream is read no faster than the client takes the answer, so
+ * what a stream holds stays bounded (the text of one turn, plus the socket's own buffer).
+ */
+import type { ServerResponse } from 'node:http';
+
+/** Past this many characters waiting, they are written at once instead of at the end of the turn. */
+const WRITE_AT_CHARACTERS = 64 * 1024;
+
+export class SseWriter {
+  readonly #response: ServerResponse;
+  readonly #onFirstWrite: () => void;
+  #pending = '';
+  #scheduled = false;
+  #wrote = false;
+
+  /**
+   * @param response headers already set (status, content type); they leave with the first write
+   * @param onFirstWrite called once, when the first bytes of the answer go to the socket
+   */
+  constructor(response: ServerResponse, onFirstWrite: () => void) {
+    this.#response = response;
+    this.#onFirstWrite = onFirstWrite;
+  }
+
+  /** Whether the answer can still be written (not ended, client still there). */
+  get open(): boolean {
+    return !this.#response.writableEnded && !this.#response.destroyed;
+  }
+
+  /** Queues SSE text for the end of this turn. */
+  write(text: string): void {
+    if (text === '' || !this.open) return;
+    this.#pending += text;
+    if (this.#pending.length >= WRITE_AT_CHARACTERS) this.#flush();
+    else if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#flushLater);
+    }
+  }
+
+  /**
+   * Undefined while the socket takes more; else a promise that resolves once it drained (or the
+   * client went away). Await it before producing the next frame.
+   */
+  ready(): Promise<void> | undefined {
+    const response = this.#response;
+    if (!response.writableNeedDrain || response.destroyed) return undefined;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        response.off('drain', done);
+        response.off('close', done);
+        resolve();
+      };
+      response.on('drain', done);
+      response.on('close', done);
+    });
+  }
+
+  /** Writes what is queued and `text` (the last frames) in one write, and ends the response. */
+  end(text = ''): void {
+    if (!this.open) return;
+    const last = this.#pending + text;
+    this.#pending = '';
+    if (last !== '') this.#firstWrite();
+    this.#response.end(last);
+  }
+
+  readonly #flushLater = (): void => {
+    this.#scheduled = false;
+    this.#flush();
+  };
+
+  #flush(): void {
+    if (this.#pending === '' || !this.open) return;
+    const text = this.#pending;
+    this.#pending = '';
+    this.#firstWrite();
+    this.#response.write(text);
+  }
+
+  #firstWrite(): void {
+    if (this.#wrote) return;
+    this.#wrote = true;
+    this.#onFirstWrite();
+  }
+}
