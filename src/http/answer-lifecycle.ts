@@ -57,6 +57,8 @@ export class AnswerLifecycle {
   #settlement: Promise<void> | undefined;
 
   /** Create it first, so that a client gone at any later step is noticed (and its hold released). */
+  #ended: (() => void) | undefined;
+
   constructor(services: LifecycleServices, request: FastifyRequest, reply: FastifyReply) {
     this.#services = services;
     this.#request = request;
@@ -81,6 +83,7 @@ export class AnswerLifecycle {
 
   /** The model is known: from here on the request has an outcome. */
   begin(context: ApiContext, surface: Surface, model: string, stream: boolean): void {
+    const ended = new Promise<void>((resolve) => (this.#ended = resolve));
     this.#request.outcome = {
       accountId: context.account.id,
       keyId: context.key.id,
@@ -92,7 +95,13 @@ export class AnswerLifecycle {
       usage: null,
       costNanos: 0n,
       errorCode: null,
+      ended,
     };
+  }
+
+  /** The handler is done with the answer (after its settlement): resolves the outcome's `ended`. */
+  end(): void {
+    this.#ended?.();
   }
 
   /**

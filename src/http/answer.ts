@@ -59,6 +59,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       // Whatever ended the answer (a failure, a client gone), its hold is settled before the
       // handler returns; a no-op when the delivery already settled it before its last bytes.
       await lifecycle.settle();
+      lifecycle.end();
     }
   };
 }

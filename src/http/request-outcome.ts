@@ -23,6 +23,11 @@ export interface RequestOutcome {
   costNanos: bigint;
   /** The gateway error code the answer failed with (also mid-stream), or null. */
   errorCode: string | null;
+  /**
+   * Resolves when the handler is done with the answer (its hold settled). Fastify runs no
+   * `onResponse` for a client that went away before the end, so readers wait on this then.
+   */
+  ended: Promise<void>;
 }
 
 declare module 'fastify' {

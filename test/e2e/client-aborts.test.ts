@@ -50,7 +50,9 @@ async function abortAfter(harness: Harness, secret: string, body: object, ms: nu
     signal: controller.signal,
     headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
     body: JSON.stringify(body),
-  }).then((response) => response.text(), () => 'aborted');
+  })
+    .then((response) => response.text())
+    .catch(() => 'aborted');
   await sleep(ms);
   controller.abort();
   await pending;
@@ -100,5 +102,22 @@ describe('clients that give up early', () => {
     expect((await harness.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge')).toHaveLength(0);
     const closing = harness.gateway.close().then(() => 'closed');
     expect(await Promise.race([closing, sleep(3000).then(() => 'still draining')])).toBe('closed');
+  });
+
+  it.each([
+    [true, 450, 200],
+    [false, 150, 499],
+  ])('leave a request log row with what was billed (stream: %s)', async (stream, leaveAfterMs, status) => {
+    upstream = await startUpstreamDouble(slowAnswer(stream ? 0 : 600));
+    harness = await startHarness({ catalog: testCatalog({ upstreamBaseUrl: upstream.baseUrl }), env: { TEST_UPSTREAM_KEY: 'sk-x' } });
+    const { secret, accountId } = await harness.newAccount('10');
+    await abortAfter(harness, secret, { model: 'relay-model', stream, messages: [{ role: 'user', content: 'hi' }] }, leaveAfterMs);
+    await expect.poll(async () => (await harness!.store.listRequestLog({ accountId }, { limit: 5 })).rows, { timeout: 5000 }).toHaveLength(1);
+    const [row] = (await harness.store.listRequestLog({ accountId }, { limit: 5 })).rows;
+    const charged = (await harness.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
+    expect(row).toMatchObject({ status, stream, model: 'relay-model' });
+    // A stream cut by its client is billed for what it produced, and its row says what that cost.
+    expect(row?.costNanos).toBe(charged[0]?.amountNanos ?? 0n);
+    if (stream) expect(row?.outputTokens).toBeGreaterThan(0);
   });
 });

@@ -223,6 +223,11 @@ describe.each(engines)('request log on %s', (engine) => {
     await send(secret, '/v1/chat/completions', chat('model-5.6'));
     const rows = await logged(`account=${accountId}`, 2);
     expect(rows.find((entry) => entry.model === 'model-5.6')).toMatchObject({ request_body: null, response_body: null });
+    // A streamed request keeps its request body; its answer (a stream) is not kept.
+    const streamed = chat('logged-model', { stream: true });
+    const sentStream = await send(secret, '/v1/chat/completions', streamed);
+    const [streamRow] = await logged(`request_id=${sentStream.requestId}`, 1);
+    expect(streamRow).toMatchObject({ stream: true, request_body: JSON.stringify(streamed).slice(0, 64), response_body: null });
   });
 
   it('is read by every admin role and refused without an admin token', async () => {

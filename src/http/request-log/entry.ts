@@ -11,7 +11,8 @@ export interface CapturedBodies {
   responseBody: string | null;
 }
 
-export function requestLogEntry(request: FastifyRequest, reply: FastifyReply, now: number, bodies: CapturedBodies | undefined): RequestLogEntry | undefined {
+/** The log row of a routed request (undefined for one that never reached a model); `status` overrides the reply's. */
+export function requestLogEntry(request: FastifyRequest, reply: FastifyReply, now: number, bodies: CapturedBodies | undefined, status?: number): RequestLogEntry | undefined {
   const outcome = request.outcome;
   if (outcome === null) return undefined;
   const latencyMs = reply.elapsedTime;
@@ -25,7 +26,7 @@ export function requestLogEntry(request: FastifyRequest, reply: FastifyReply, no
     surface: outcome.surface,
     model: outcome.model,
     target: outcome.target,
-    status: reply.statusCode,
+    status: status ?? reply.statusCode,
     // The outcome knows a mid-stream failure; an answer rendered by the error handler carries its code.
     errorCode: outcome.errorCode ?? reply.gatewayErrorCode,
     stream: outcome.stream,

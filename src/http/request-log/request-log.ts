@@ -4,7 +4,7 @@
  * whose catalog entry turns on `log_bodies`, the background pruning (retention.ts), and the
  * metrics of rows dropped while the database is away. `close` flushes what is queued.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ConfigFile } from '../../config/schema.js';
@@ -62,29 +62,43 @@ export function createRequestLog(options: RequestLogOptions): RequestLog {
   pruneTimer.unref();
 
   const bodyLimits = new Map(options.config.models.flatMap((model) => (model.log_bodies === undefined ? [] : [[model.id, model.log_bodies.max_bytes] as const])));
-  const captured = new WeakMap<FastifyRequest, CapturedBodies>();
+  const answers = new WeakMap<FastifyRequest, string>();
+  /** The request as the client sent it and a JSON answer, cut at the model's `log_bodies` size. */
+  const bodiesOf = (request: FastifyRequest): CapturedBodies | undefined => {
+    const maxBytes = request.outcome === null ? undefined : bodyLimits.get(request.outcome.model);
+    if (maxBytes === undefined) return undefined;
+    const answer = answers.get(request);
+    return {
+      requestBody: typeof request.body === 'string' ? capUtf8(request.body, maxBytes) : null,
+      responseBody: answer === undefined ? null : capUtf8(answer, maxBytes),
+    };
+  };
 
   return {
     writer,
     retention,
     register(app) {
+      const record = (request: FastifyRequest, reply: FastifyReply, status?: number) => {
+        const entry = requestLogEntry(request, reply, options.now(), bodiesOf(request), status);
+        if (entry !== undefined) writer.record(entry);
+      };
       if (bodyLimits.size > 0) {
-        // Only when some model keeps bodies: the request as the client sent it, and a JSON answer.
+        // Only when some model keeps bodies: a JSON answer as sent (a stream's is not kept).
         app.addHook('onSend', async (request, _reply, payload) => {
-          const maxBytes = request.outcome === null ? undefined : bodyLimits.get(request.outcome.model);
-          if (maxBytes !== undefined) {
-            captured.set(request, {
-              requestBody: typeof request.body === 'string' ? capUtf8(request.body, maxBytes) : null,
-              responseBody: typeof payload === 'string' ? capUtf8(payload, maxBytes) : null,
-            });
-          }
+          if (typeof payload === 'string' && request.outcome !== null && bodyLimits.has(request.outcome.model)) answers.set(request, payload);
           return payload;
         });
       }
-      app.addHook('onResponse', async (request, reply) => {
-        const entry = requestLogEntry(request, reply, options.now(), captured.get(request));
-        if (entry !== undefined) writer.record(entry);
+      app.addHook('onRequest', async (request, reply) => {
+        // Fastify runs no onResponse for a client that went away before the end: such an answer
+        // is recorded once its handler is done (its hold settled), as 499 when nothing was sent.
+        reply.raw.once('close', () => {
+          const outcome = request.outcome;
+          if (reply.raw.writableFinished || outcome === null) return;
+          void outcome.ended.then(() => record(request, reply, reply.raw.headersSent ? reply.raw.statusCode : CLIENT_CLOSED));
+        });
       });
+      app.addHook('onResponse', async (request, reply) => record(request, reply));
     },
     async close() {
       clearTimeout(firstPrune);
@@ -94,6 +108,9 @@ export function createRequestLog(options: RequestLogOptions): RequestLog {
     },
   };
 }
+
+/** The usual status for "client closed request" (nginx's). */
+const CLIENT_CLOSED = 499;
 
 const DROPPED = 'tollgate_request_log_dropped_total';
 const QUEUED = 'tollgate_request_log_queued_rows';
