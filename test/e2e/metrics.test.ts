@@ -4,6 +4,9 @@
  * while a stream runs; upstream failures by target and kind; bounded labels; and the option that
  * keeps `/metrics` for admin tokens.
  */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken, setAdminTokenDisabled } from '../../src/admin/admin-tokens.js';
 import { testCatalog } from '../support/catalog.js';
@@ -154,5 +157,21 @@ describe('/metrics with metrics.require_admin_token', () => {
     const { token, secret } = await createAdminToken(harness.store, { role: 'viewer' });
     await setAdminTokenDisabled(harness.store, token.id, true);
     expect((await fetch(`${harness.baseUrl}/metrics`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+  });
+
+  it('the README\'s curl line works as printed (the address swapped for the test server\'s)', async () => {
+    const { secret } = await harness.newAccount('1');
+    const answer = await harness.post('/v1/chat/completions', { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 5 }, secret);
+    expect(answer.status).toBe(200);
+    await answer.text();
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Metrics and traces'));
+    const curl = (/```sh\n(curl [^\n]*)\n```/.exec(section)?.[1] ?? '').replaceAll('http://127.0.0.1:8080', harness.baseUrl);
+    expect(curl).toContain(harness.baseUrl);
+    const { secret: token } = await createAdminToken(harness.store, { role: 'viewer' });
+    const { stdout } = await promisify(execFile)('sh', ['-c', curl], { env: { ...process.env, ADMIN_TOKEN: token } });
+    const lines = stdout.trim().split('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line).toMatch(/^tollgate_tokens_total\{model="model-5.6-mini",kind="[a-z_]+"\} \d+$/);
   });
 });
