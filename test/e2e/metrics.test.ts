@@ -125,6 +125,16 @@ describe('/metrics', () => {
     ]);
   });
 
+  it('counts an upstream that fails mid-stream as a mid_stream failure of its target', async () => {
+    const { secret } = await harness.newAccount('1');
+    const response = await harness.post('/v1/chat/completions', { model: 'mid-fail-model', messages: [{ role: 'user', content: 'x' }], stream: true, max_tokens: 50 }, secret);
+    expect(response.status).toBe(200);
+    await response.text();
+    const labels = { target: 'sim-fail-mid/mid-fail-model', kind: 'mid_stream' };
+    await waitFor(async () => sampleSum(await scrape(harness), 'tollgate_upstream_failures_total', labels) === 1);
+    expect(sampleSum(await scrape(harness), 'tollgate_request_duration_seconds_count', { surface: 'chat', model: 'mid-fail-model', status: '200' })).toBe(1);
+  });
+
   it('is open to anyone by default', async () => {
     expect((await fetch(`${harness.baseUrl}/metrics`)).status).toBe(200);
   });
