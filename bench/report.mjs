@@ -99,6 +99,11 @@ export function renderMarkdown(results) {
     parts.push(`\n#### ${scenario}\n\n${table(['conc.', 'target', 'req/s', 'p50 ms', 'p99 ms', 'added p50', 'added p99', 'CPU µs/req', 'other CPUs busy', 'errors'], rows)}`);
   }
 
+  const tracingRows = tracingCost(results);
+  if (tracingRows.length > 0) {
+    parts.push(`\n#### Tracing: one worker with OpenTelemetry off (tollgate-1) and on (tollgate-1-traced)\n\n${table(['scenario', 'conc.', 'req/s off', 'req/s on', 'req/s change', 'CPU µs/req off', 'CPU µs/req on', 'p50 ms off', 'p50 ms on', 'p99 ms off', 'p99 ms on'], tracingRows)}`);
+  }
+
   const rssRows = Object.entries(results.peakRssBytes).map(([target, bytes]) => [target, fmtMb(bytes)]);
   parts.push(`\n#### Peak RSS during the runs above\n\n${table(['target', 'peak RSS MB'], rssRows)}`);
 
@@ -123,4 +128,19 @@ export function renderMarkdown(results) {
     parts.push(`\n#### Targets\n\n${table(['what', 'scenario', 'measured', 'target', 'result'], rows)}`);
   }
   return `${parts.join('\n')}\n`;
+}
+
+/** Rows comparing the one-worker gateway with tracing off and on, cell by cell. */
+function tracingCost(results) {
+  const rows = [];
+  for (const scenario of results.scenarios) {
+    for (const concurrency of results.settings.concurrencies) {
+      const off = findRun(results, scenario, concurrency, 'tollgate-1');
+      const on = findRun(results, scenario, concurrency, 'tollgate-1-traced');
+      if (off === undefined || on === undefined) continue;
+      const change = ((on.rps - off.rps) / off.rps) * 100;
+      rows.push([scenario, String(concurrency), fmtInt(off.rps), fmtInt(on.rps), `${change >= 0 ? '+' : ''}${change.toFixed(1)}%`, fmtInt(off.cpuPerRequestMicros), fmtInt(on.cpuPerRequestMicros), fmtMs(off.latencyMs.p50), fmtMs(on.latencyMs.p50), fmtMs(off.latencyMs.p99), fmtMs(on.latencyMs.p99)]);
+    }
+  }
+  return rows;
 }

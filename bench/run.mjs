@@ -7,10 +7,14 @@
  * and through a fresh one-worker Tollgate and reports resident memory per stream. Everything runs
  * in child processes that are killed on exit; the whole run has a deadline.
  *
+ * One more Tollgate, `tollgate-1-traced`, is the one-worker gateway with OpenTelemetry tracing on
+ * (OTLP/HTTP protobuf to a sink that discards, bench/otlp-sink.mjs): its rows beside `tollgate-1`
+ * (tracing off, the default) show what tracing costs when on; `--no-traces` leaves it out.
+ *
  * Options: --quick (short cells, fewer streams), --gateway PATH (default dist/cli/main.js),
  * --workers N (the "all workers" row, default: the number of CPUs; with --profile, the workers of
  * the profiled gateway, default 1), --duration MS, --warmup MS,
- * --streams N, --no-streams, --scenarios a,b, --concurrency 1,16,64, --deadline SECONDS,
+ * --streams N, --no-streams, --no-traces, --scenarios a,b, --concurrency 1,16,64, --deadline SECONDS,
  * --no-log-compare (leave out `tollgate-1-nolog`, the one-worker gateway with the request log off
  * that is measured beside `tollgate-1` to show what the log costs),
  * --profile (instead: CPU-profile a one-worker gateway under load, at c16 unless --concurrency is
@@ -41,6 +45,7 @@ const { values: flags } = parseArgs({
     warmup: { type: 'string' },
     streams: { type: 'string' },
     'no-streams': { type: 'boolean', default: false },
+    'no-traces': { type: 'boolean', default: false },
     scenarios: { type: 'string' },
     concurrency: { type: 'string' },
     deadline: { type: 'string' },
@@ -157,7 +162,7 @@ async function startScript(script, env) {
 }
 
 /** One cell: the load generator (its own process) against `port`, measuring `pid`'s CPU. */
-async function measure(scenarioName, concurrency, { name: target, port, pid, key }, { warmupMs = settings.warmupMs, durationMs = settings.durationMs, record = true } = {}) {
+async function measure(scenarioName, concurrency, { name: target, port, pid, key, supportPids = [] }, { warmupMs = settings.warmupMs, durationMs = settings.durationMs, record = true } = {}) {
   const scenario = SCENARIOS[scenarioName];
   const job = {
     origin: `http://127.0.0.1:${port}`,
@@ -169,7 +174,7 @@ async function measure(scenarioName, concurrency, { name: target, port, pid, key
     warmupMs,
     durationMs,
     measuredPid: pid,
-    supportPids: pid === mockPid ? [] : [mockPid],
+    supportPids: pid === mockPid ? [] : [mockPid, ...supportPids],
   };
   const loader = startNode([join(benchFolder, 'load.mjs')], { ipc: true });
   const answer = await ask(loader, job, warmupMs + durationMs + 30_000);
@@ -279,6 +284,7 @@ async function main() {
     { name: 'bare-proxy', port: bare.port, pid: bare.handle.pid, key: UNUSED_KEY },
   ];
   const tollgates = [];
+  const supportHandles = [];
   // The request log's cost: the same one-worker gateway with the log off, measured in the same cells.
   const variants = [...new Set([1, settings.allWorkers])].map((workers) => ({ name: `tollgate-${workers}`, workers, log: true }));
   if (!flags['no-log-compare']) variants.splice(1, 0, { name: 'tollgate-1-nolog', workers: 1, log: false });
@@ -296,6 +302,24 @@ async function main() {
     if (workers > 1) await new Promise((resolveWait) => setTimeout(resolveWait, 1_500));
     tollgates.push(started.handle);
     targets.push({ name, port, pid: started.handle.pid, key: prepared.key });
+  }
+  // The same one-worker gateway with tracing on: every request exported as spans to a sink.
+  if (!flags['no-traces']) {
+    const sink = await startScript('otlp-sink.mjs', { PORT: '0' });
+    supportHandles.push(sink.handle);
+    const name = 'tollgate-1-traced';
+    const port = await freePort();
+    const prepared = prepare(name);
+    const env = { ...prepared.env, OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' };
+    const started = await startTollgate({ gatewayPath: flags.gateway, env, port, workers: 1 });
+    if (started.unavailable !== undefined) {
+      results.unavailable[name] = started.unavailable;
+      log(`${name}: not available (${started.unavailable})`);
+      if (started.handle !== undefined) await stopProcess(started.handle);
+    } else {
+      tollgates.push(started.handle);
+      targets.push({ name, port, pid: started.handle.pid, key: prepared.key, supportPids: [sink.handle.pid] });
+    }
   }
   results.targets = targets.map((target) => target.name);
   for (const target of targets) if (target.name !== 'direct') sampled.set(target.name, target.pid);
@@ -316,6 +340,7 @@ async function main() {
   }
   sampled.clear();
   for (const handle of tollgates) await stopProcess(handle);
+  for (const handle of supportHandles) await stopProcess(handle);
 
   await stopProcess(bare.handle);
 

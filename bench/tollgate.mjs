@@ -42,6 +42,8 @@ export function prepareTollgate({ gatewayPath, folder, mockPort, log = true }) {
     TOLLGATE_LOG_LEVEL: 'warn',
   };
   delete env.NODE_OPTIONS;
+  // Tracing is off unless a target turns it on (tollgate-1-traced), whatever the shell has set.
+  for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name];
   const cli = (...args) => JSON.parse(execFileSync(process.execPath, [gatewayPath, ...args, '--json'], { env, encoding: 'utf8', timeout: 30_000 }));
   cli('accounts', 'create', '--name', 'bench', '--balance', '1000000');
   const { key } = cli('keys', 'create', '--account', 'bench', '--name', 'bench');

@@ -64,4 +64,12 @@ describe('config', () => {
       expect(() => parseConfig({ ...base, alerts })).toThrow(message);
     });
   });
+
+  it('metrics.require_admin_token: off by default, a boolean, no other key', () => {
+    const base = { providers: [{ name: 'sim', type: 'simulated' }], models: [{ id: 'm', prices: { input: 1, output: 1 }, targets: [{ provider: 'sim', model: 'x' }] }] };
+    expect(parseConfig(base).metrics).toEqual({ require_admin_token: false });
+    expect(parseConfig({ ...base, metrics: { require_admin_token: true } }).metrics).toEqual({ require_admin_token: true });
+    expect(() => parseConfig({ ...base, metrics: { require_admin_token: 'yes' } })).toThrow(/metrics\.require_admin_token/);
+    expect(() => parseConfig({ ...base, metrics: { require_token: true } })).toThrow(ConfigError);
+  });
 });

@@ -264,6 +264,13 @@ export const configFileSchema = z
       .strict()
       .default({ enabled: true, retention_days: 30 }),
     alerts,
+    metrics: z
+      .object({
+        /** `GET /metrics` answers only with an admin token (any role) in `Authorization: Bearer`. */
+        require_admin_token: z.boolean().default(false),
+      })
+      .strict()
+      .default({ require_admin_token: false }),
   })
   .strict();
 

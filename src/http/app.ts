@@ -17,12 +17,15 @@ import type { Router } from '../routing/router.js';
 import type { Store } from '../store/store.js';
 import './api-context.js';
 import { registerAdminApi } from './admin/admin-api.js';
+import { createAdminAuthentication } from './admin/auth.js';
 import { createApiHooks } from './api-hooks.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
 import type { RequestLog } from './request-log/request-log.js';
+import { observeApiRequests } from './observe-requests.js';
+import type { RequestTracer } from './request-tracer.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
 import { toGatewayError } from './errors.js';
 import { errorBody, errorShapeOf } from './error-shapes.js';
@@ -43,6 +46,13 @@ export interface AppDeps {
   inFlight: InFlight;
   settleRetrier: SettleRetrier;
   metrics: Metrics;
+  /**
+   * What `/metrics` answers: this process's registry by default; under `serve --workers N`, the
+   * sum of every worker's, from the cluster primary (server/cluster-metrics.ts).
+   */
+  scrapeMetrics?: () => Promise<string>;
+  /** Present only when tracing is on (request-tracer.ts). */
+  tracer?: RequestTracer;
   logger: Logger;
   now: () => number;
   /** The admin API has its own listener (gateway.ts): refuse it here and /v1 there. */
@@ -119,6 +129,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.metrics.answers.inc({ route: request.routeOptions.url ?? 'unknown', code: reply.gatewayErrorCode ?? 'ok' });
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
   });
+  observeApiRequests(app, deps);
   registerBodyParser(app);
   deps.requestLog?.register(app);
 
@@ -168,6 +179,25 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     separateListener: deps.adminListener === true,
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/metrics', async (_request, reply) => reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()));
+  registerMetricsRoute(app, deps);
   return app;
+}
+
+/** `GET /metrics`, open or (`metrics.require_admin_token`) for admin tokens of any role. */
+function registerMetricsRoute(app: FastifyInstance, deps: AppDeps): void {
+  const scrape = deps.scrapeMetrics ?? (() => deps.metrics.registry.metrics());
+  const onRequest = deps.config.metrics.require_admin_token
+    ? [createAdminAuthentication({ store: deps.store, limiter: deps.limiter, authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute })]
+    : [];
+  app.get('/metrics', { onRequest }, async (request, reply) => {
+    let text: string;
+    try {
+      text = await scrape();
+    } catch (error) {
+      // Under workers: the primary, or a worker it asked, did not answer in time.
+      request.log.warn({ err: error }, 'collecting the metrics failed');
+      throw new GatewayError('service_unavailable', { cause: error });
+    }
+    return reply.header('content-type', deps.metrics.registry.contentType).send(text);
+  });
 }

@@ -26,6 +26,7 @@ import { buildApp } from './app.js';
 import { InFlight } from './in-flight.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createRequestLog, type RequestLog } from './request-log/request-log.js';
+import type { RequestTracer } from './request-tracer.js';
 
 export interface GatewayOptions {
   config: ConfigFile;
@@ -40,6 +41,10 @@ export interface GatewayOptions {
   /** How often to release holds left behind by a crash. */
   holdSweepMs?: number;
   metrics?: Metrics;
+  /** What `/metrics` answers instead of `metrics`' own registry (the cluster's sum under workers). */
+  scrapeMetrics?: () => Promise<string>;
+  /** Traces requests and their upstream calls; absent when tracing is off (server/tracing.ts). */
+  tracer?: RequestTracer;
   /** Serve the admin API on a server of its own (`adminServer`), and not through `app`'s listener. */
   adminListener?: boolean;
   /** Request log tuning for tests: batch writer options and how often expired rows are pruned. */
@@ -72,10 +77,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const providers = createProviders(options.config.providers, options.env ?? process.env);
   const catalog = buildCatalog(options.config.models, providers);
   for (const downgrade of downgradedEfforts(options.config)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
+  const metrics = options.metrics ?? createMetrics();
   const router = new Router({
     now,
+    ...(options.tracer === undefined ? {} : { observeAttempt: options.tracer.observeAttempt }),
     ...options.router,
     onTargetFailure: (target, error, requestId) => {
+      metrics.upstreamFailures.inc({ target: target.label, kind: error.kind });
       const level = error.kind === 'credentials' ? 'error' : 'warn';
       options.logger[level]({ requestId, target: target.label, kind: error.kind, status: error.status, reason: error.message }, 'upstream target failed');
       options.router?.onTargetFailure?.(target, error, requestId);
@@ -105,13 +113,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     now,
     onError: (error) => options.logger.warn({ err: error }, 'checkpointing running holds failed'),
   });
+  metrics.countHoldsOpen = () => holdKeeper.size;
   const inFlight = new InFlight();
   const settleRetrier = createSettleRetrier({
     settle: (hold, usage) => billing.settle(hold, usage),
     logger: options.logger,
     maxAgeMs: options.config.billing.hold_ttl_seconds * 1000,
   });
-  const metrics = options.metrics ?? createMetrics();
   const requestLog = options.config.log.enabled
     ? createRequestLog({ config: options.config, store: options.store, logger: options.logger, registry: metrics.registry, now, ...options.requestLog })
     : undefined;
@@ -127,6 +135,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     inFlight,
     settleRetrier,
     metrics,
+    ...(options.scrapeMetrics === undefined ? {} : { scrapeMetrics: options.scrapeMetrics }),
+    ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
     logger: options.logger,
     now,
     adminListener: options.adminListener === true,

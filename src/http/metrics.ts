@@ -1,8 +1,14 @@
 /**
  * Prometheus metrics (prom-client), one registry per process: answers by route and error code
- * (the closed GatewayError code set is the label), and decisions taken without the limit store.
+ * (the closed GatewayError code set is the label), request durations and time to first byte,
+ * tokens and cost by model, open streams, open holds, upstream failures, and decisions taken
+ * without the limit store. Under `serve --workers N` the primary sums every worker's registry
+ * (server/cluster-metrics.ts), so each gauge and counter here is one that adds up across processes.
+ *
+ * Label values are bounded: `model` is a catalog id (anything else is `unknown`), `surface` one of
+ * three, `status` an HTTP status the app answers, `target` a catalog target, `kind` a closed set.
  */
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { limiterFailureCounter } from '../ratelimit/failure-policy.js';
 
 export interface Metrics {
@@ -13,28 +19,116 @@ export interface Metrics {
   billingExcess: Counter<'model'>;
   /** Usage reports that failed the sanity check (the metered count was billed instead). */
   rejectedUsageReports: Counter<'model'>;
+  /** Routed `/v1` answers, from the request to the end of the response (a stream's last byte). */
+  requestDuration: Histogram<'surface' | 'model' | 'status'>;
+  /** Routed `/v1` answers, from the request to the first byte of the answer. */
+  timeToFirstByte: Histogram<'surface' | 'model' | 'status'>;
+  /** Tokens billed, by kind: input, cached_input, cache_write_input, output, reasoning. */
+  tokens: Counter<'model' | 'kind'>;
+  /** Cost billed (nano-USD). */
+  cost: Counter<'model'>;
+  /** Streamed answers being written now. */
+  openStreams: Gauge;
+  /** Holds of running requests (read from the hold keeper when scraped; see `countHoldsOpen`). */
+  holdsOpen: Gauge;
+  /** Upstream attempts that failed, by target and kind (connect, timeout, status, protocol, credentials, mid_stream). */
+  upstreamFailures: Counter<'target' | 'kind'>;
+  /** Where `holdsOpen` reads its value when scraped (the gateway sets it to its hold keeper's size). */
+  countHoldsOpen: () => number;
 }
+
+/** Seconds: a gateway answer lasts from a few milliseconds (a refusal) to many minutes (a long stream). */
+const DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+/** Seconds: dominated by the upstream's own time to first token. */
+const FIRST_BYTE_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const registers = [registry];
   const answers = new Counter({
     name: 'tollgate_answers_total',
     help: 'Answers by route and outcome (ok, or the gateway error code).',
     labelNames: ['route', 'code'] as const,
-    registers: [registry],
+    registers,
   });
   const billingExcess = new Counter({
     name: 'tollgate_billing_excess_nanos_total',
     help: 'Cost upstreams reported beyond the requests\' holds, in nano-USD: recorded in the ledger as excess, not billed.',
     labelNames: ['model'] as const,
-    registers: [registry],
+    registers,
   });
   const rejectedUsageReports = new Counter({
     name: 'tollgate_usage_reports_rejected_total',
     help: 'Upstream usage reports that failed the sanity check; the gateway\'s metered count was billed instead.',
     labelNames: ['model'] as const,
-    registers: [registry],
+    registers,
   });
-  return { registry, answers, limiterFailures: limiterFailureCounter(registry), billingExcess, rejectedUsageReports };
+  const requestDuration = new Histogram({
+    name: 'tollgate_request_duration_seconds',
+    help: 'Routed /v1 requests, from arrival to the last byte of the answer, by surface, model and HTTP status.',
+    labelNames: ['surface', 'model', 'status'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const timeToFirstByte = new Histogram({
+    name: 'tollgate_time_to_first_byte_seconds',
+    help: 'Routed /v1 requests, from arrival to the first byte of the answer, by surface, model and HTTP status.',
+    labelNames: ['surface', 'model', 'status'] as const,
+    buckets: FIRST_BYTE_BUCKETS,
+    registers,
+  });
+  const tokens = new Counter({
+    name: 'tollgate_tokens_total',
+    help: 'Tokens billed, by model and kind (input, cached_input, cache_write_input, output, reasoning).',
+    labelNames: ['model', 'kind'] as const,
+    registers,
+  });
+  const cost = new Counter({
+    name: 'tollgate_cost_nanos_total',
+    help: 'Cost billed to accounts, in nano-USD (1e-9 USD), by model.',
+    labelNames: ['model'] as const,
+    registers,
+  });
+  const openStreams = new Gauge({
+    name: 'tollgate_open_streams',
+    help: 'Streamed answers being written now.',
+    registers,
+  });
+  const upstreamFailures = new Counter({
+    name: 'tollgate_upstream_failures_total',
+    help: 'Upstream attempts that failed, by target (provider/model) and kind (connect, timeout, status, protocol, credentials; mid_stream after the first byte).',
+    labelNames: ['target', 'kind'] as const,
+    registers,
+  });
+  // 1 per process, so that the sum over `serve --workers N` says how many workers it covers.
+  new Gauge({
+    name: 'tollgate_processes',
+    help: 'Serving processes counted in these metrics (the workers, under serve --workers N).',
+    registers,
+  }).set(1);
+  const metrics: Metrics = {
+    registry,
+    answers,
+    limiterFailures: limiterFailureCounter(registry),
+    billingExcess,
+    rejectedUsageReports,
+    requestDuration,
+    timeToFirstByte,
+    tokens,
+    cost,
+    openStreams,
+    upstreamFailures,
+    countHoldsOpen: () => 0,
+    holdsOpen: new Gauge({
+      name: 'tollgate_holds_open',
+      help: 'Holds of requests running now (reserved, not settled yet).',
+      registers,
+      // Read when scraped: nothing to do per request.
+      collect() {
+        this.set(metrics.countHoldsOpen());
+      },
+    }),
+  };
+  return metrics;
 }

@@ -306,3 +306,32 @@ describe('failover before the first event', () => {
     expect(only.streamCalls).toBe(0);
   });
 });
+
+describe('attempt observer', () => {
+  it('is told of each attempt: the failed ones with their failure, the one committed to as opened, a client gone as aborted', async () => {
+    const seen: string[] = [];
+    const observeAttempt = (attempted: { label: string }) => ({
+      opened: () => seen.push(`${attempted.label}: opened`),
+      failed: (reason: UpstreamError | 'aborted') => seen.push(`${attempted.label}: ${reason === 'aborted' ? 'aborted' : `${reason.kind} ${reason.status ?? ''}`.trim()}`),
+    });
+    const entry = model([target(simulated('broken', 'before_first_byte'), { priority: 0 }), target(simulated('fine'), { priority: 1 })]);
+    await new Router({ observeAttempt }).open(route(entry));
+    expect(seen).toEqual(['broken/upstream-model: status 500', 'fine/upstream-model: opened']);
+
+    seen.length = 0;
+    const abort = new AbortController();
+    const leaving: Provider = {
+      name: 'leaving',
+      stream: () => ({
+        [Symbol.asyncIterator]: () => ({
+          next: async (): Promise<IteratorResult<CanonicalEvent>> => {
+            abort.abort();
+            throw unavailable();
+          },
+        }),
+      }),
+    };
+    await expect(new Router({ observeAttempt }).open(route(model([target(leaving)]), { signal: abort.signal }))).rejects.toBeInstanceOf(UpstreamError);
+    expect(seen).toEqual(['leaving/upstream-model: aborted']);
+  });
+});

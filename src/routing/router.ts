@@ -77,12 +77,26 @@ export interface TargetHealthView {
   consecutiveFailures: number;
 }
 
+/** How one attempt on a target ended: it opened (the router committed to it) or failed. */
+export interface AttemptEnd {
+  opened(): void;
+  /** `aborted`: the client went away during the attempt. */
+  failed(reason: UpstreamError | 'aborted'): void;
+}
+
+/**
+ * Told about each attempt on a target as it starts (tracing: one child span per upstream call).
+ * Optional, so that the request path pays nothing when nobody watches.
+ */
+export type AttemptObserver = (target: Target, route: RouteRequest) => AttemptEnd;
+
 export interface RouterOptions extends Partial<HealthOptions> {
   random?: () => number;
   /** Told about every target failure, for the operator's log. */
   onTargetFailure?: (target: Target, error: UpstreamError, requestId: string) => void;
   /** Told when a target or provider goes down or comes back; must return at once (request path). */
   onHealthChange?: (change: HealthChange) => void;
+  observeAttempt?: AttemptObserver;
 }
 
 export class Router {
@@ -90,6 +104,7 @@ export class Router {
   private readonly random: () => number;
   private readonly onTargetFailure: NonNullable<RouterOptions['onTargetFailure']>;
   private readonly onHealthChange: NonNullable<RouterOptions['onHealthChange']>;
+  private readonly observeAttempt: AttemptObserver | undefined;
 
   constructor(options: RouterOptions = {}) {
     this.targetHealth = new TargetHealth({
@@ -100,6 +115,7 @@ export class Router {
     this.random = options.random ?? Math.random;
     this.onTargetFailure = options.onTargetFailure ?? (() => {});
     this.onHealthChange = options.onHealthChange ?? (() => {});
+    this.observeAttempt = options.observeAttempt;
   }
 
   /** The target's health as this process sees it (for the admin catalog). */
@@ -133,14 +149,20 @@ export class Router {
     const failures: UpstreamError[] = [];
     for (const target of this.orderedTargets(route.model)) {
       if (route.signal.aborted) break;
+      const attempt = this.observeAttempt?.(target, route);
       try {
         const opened = await this.openTarget(target, route);
         this.recordSuccess(target);
+        attempt?.opened();
         return opened;
       } catch (error) {
         // The client went away: not the target's fault, and no other target should be tried.
-        if (route.signal.aborted) throw error;
+        if (route.signal.aborted) {
+          attempt?.failed('aborted');
+          throw error;
+        }
         const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', `target failed: ${String(error)}`, { cause: error });
+        attempt?.failed(failure);
         this.onTargetFailure(target, failure, route.requestId);
         // A request the upstream refused for its own content would be refused everywhere.
         if (!failure.failoverable) throw failure;

@@ -1,10 +1,12 @@
 /**
  * `serve --workers N`: the primary prepares the database once, forks N workers that share the port,
  * replaces a worker that dies, and on SIGTERM/SIGINT lets every worker drain before exiting.
- * Without Redis, the workers share their limits through the primary (cluster IPC).
+ * Without Redis, the workers share their limits through the primary (cluster IPC); `/metrics` on
+ * any worker answers the sum of every worker's (cluster-metrics.ts).
  */
 import cluster, { type Worker } from 'node:cluster';
 import { startClusterLimiterPrimary } from '../ratelimit/cluster-limiter.js';
+import { startClusterMetricsPrimary } from './cluster-metrics.js';
 import type { Logger } from 'pino';
 
 export interface PrimaryOptions {
@@ -17,6 +19,7 @@ export interface PrimaryOptions {
 /** Resolves when every worker has exited after a stop signal. */
 export function runPrimary(options: PrimaryOptions): Promise<void> {
   startClusterLimiterPrimary();
+  startClusterMetricsPrimary();
   let stopping = false;
   let boundPort: number | undefined;
   // Replacements listen on the port already announced: with PORT=0 the primary drops the shared

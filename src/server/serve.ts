@@ -10,6 +10,7 @@ import { loadConfig } from '../config/load.js';
 import { ENV } from '../config/env.js';
 import { openStore } from '../store/open-store.js';
 import { runPrimary } from './cluster-primary.js';
+import { tracingSettings } from './tracing.js';
 import { acceptLocalLimitsFrom, guardInstance, instanceIdFor } from './instance-guard.js';
 import { createLogger, databaseUrl, listenAddress, startServerProcess, type Env } from './server-process.js';
 
@@ -37,6 +38,8 @@ export async function runServe(options: ServeOptions, env: Env = process.env): P
   const logger = createLogger(env);
   // Validate the catalog before anything else, so a bad file fails fast and names its field.
   const config = loadConfig(env[ENV.config]);
+  // Likewise the OTEL_* values, before a worker could fail on them (and be replaced, and fail…).
+  tracingSettings(env);
   const store = await openStore(databaseUrl(env), { migrate: options.migrate });
   const demo = wantsDemoAccount(options, env) ? (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }))?.secret : undefined;
   const { host, port } = listenAddress(env);

@@ -12,6 +12,8 @@ import { openStore } from '../store/open-store.js';
 import { createGateway } from '../http/gateway.js';
 import { setUpLimits } from './limits-setup.js';
 import { createMetrics } from '../http/metrics.js';
+import { clusterMetricsScraper } from './cluster-metrics.js';
+import { startTracing } from './tracing.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -61,7 +63,20 @@ export async function startServerProcess(env: Env, options: { migrate: boolean; 
   const store = await openStore(databaseUrl(env), { migrate: options.migrate });
   const metrics = createMetrics();
   const limits = await setUpLimits(env, config, { clusterWorker: options.clusterWorker, logger, metrics });
-  const gateway = await createGateway({ config, store, limiter: limits.limiter, logger, env, metrics, adminListener: separateAdminPort !== undefined });
+  // A worker's /metrics answers the sum of every worker's registry, collected by the primary.
+  const scrapeMetrics = options.clusterWorker ? clusterMetricsScraper(metrics.registry) : undefined;
+  const tracing = await startTracing(env, logger);
+  const gateway = await createGateway({
+    config,
+    store,
+    limiter: limits.limiter,
+    logger,
+    env,
+    metrics,
+    ...(scrapeMetrics === undefined ? {} : { scrapeMetrics }),
+    ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
+    adminListener: separateAdminPort !== undefined,
+  });
   // A key disabled through any instance is refused here at once (the store revision poll is the fallback).
   const unsubscribe = await limits.keyEvents?.subscribe(() => gateway.authenticator.invalidate());
   await gateway.app.listen({ host, port });
@@ -86,6 +101,8 @@ export async function startServerProcess(env: Env, options: { migrate: boolean; 
       grace.unref();
       await gateway.close();
       clearTimeout(grace);
+      // The spans of the drained requests go out before the process ends.
+      await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'flushing the traces failed'));
       await unsubscribe?.();
       await limits.close();
       await store.close();

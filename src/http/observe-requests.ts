@@ -1,0 +1,62 @@
+/**
+ * What the metrics and the traces learn from each `/v1` request: its span starts when it arrives,
+ * and once it is over its outcome (request-outcome.ts) is recorded and its span ended. "Over" is the
+ * response's `close`, which Node emits once for every response, finished or cut by the client;
+ * Fastify's onResponse runs only for finished ones, and a cut stream must end too.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Catalog } from '../routing/catalog.js';
+import type { Metrics } from './metrics.js';
+import { RequestMetrics } from './request-metrics.js';
+import type { RequestTracer } from './request-tracer.js';
+
+export interface ObserverDeps {
+  metrics: Metrics;
+  catalog: Catalog;
+  tracer?: RequestTracer;
+  /** The clock the outcome's `firstByteAt` is taken with. */
+  now: () => number;
+}
+
+/** The API's routes: what gets a span, and an outcome when it is a routed answer. */
+export function isApiRoute(route: string | undefined): boolean {
+  return route !== undefined && route.startsWith('/v1/');
+}
+
+export function observeApiRequests(app: FastifyInstance, deps: ObserverDeps): void {
+  const requestMetrics = new RequestMetrics(deps.metrics, deps.catalog.keys());
+  const tracer = deps.tracer;
+
+  const ended = (request: FastifyRequest, reply: FastifyReply) => {
+    const outcome = request.outcome;
+    if (outcome !== null) {
+      requestMetrics.record(outcome, reply.statusCode, reply.elapsedTime, deps.now());
+      // Failures before the router committed to a target are counted as they happen (gateway.ts);
+      // an upstream failing after it (mid-stream) shows only in the outcome.
+      if (outcome.target !== null && outcome.errorCode?.startsWith('upstream_') === true) deps.metrics.upstreamFailures.inc({ target: outcome.target, kind: 'mid_stream' });
+    }
+    tracer?.requestEnded(request, reply);
+  };
+
+  app.addHook('onRequest', (request, reply, done) => {
+    if (isApiRoute(request.routeOptions.url)) {
+      tracer?.requestStarted(request);
+      reply.raw.once('close', () => ended(request, reply));
+    }
+    done();
+  });
+
+  // A streamed answer is open from the moment its stream is handed to the response until the
+  // response closes (already closed: the client left before it started, nothing to count).
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.outcome?.stream === true && isReadable(payload) && !reply.raw.destroyed) {
+      deps.metrics.openStreams.inc();
+      reply.raw.once('close', () => deps.metrics.openStreams.dec());
+    }
+    done(null, payload);
+  });
+}
+
+function isReadable(payload: unknown): boolean {
+  return typeof payload === 'object' && payload !== null && typeof (payload as { pipe?: unknown }).pipe === 'function';
+}
