@@ -29,7 +29,7 @@ export interface LifecycleServices {
   inFlight: InFlight;
   /** Takes over settlements that failed (database briefly away); they never bill twice. */
   settleRetrier: SettleRetrier;
-  metrics: Pick<Metrics, 'billingExcess' | 'rejectedUsageReports'>;
+  metrics: Pick<Metrics, 'billingExcess' | 'rejectedUsageReports' | 'openStreams'>;
   now: () => number;
 }
 
@@ -124,6 +124,17 @@ export class AnswerLifecycle {
   /** The target that answers. */
   routed(target: Target): void {
     this.#update((outcome) => (outcome.target = target.label));
+  }
+
+  /** A stream is open to the client until the returned function is called (the open-streams gauge). */
+  streamOpened(): () => void {
+    const gauge = this.#services.metrics.openStreams;
+    gauge.inc();
+    let open = true;
+    return () => {
+      if (open) gauge.dec();
+      open = false;
+    };
   }
 
   /** The first bytes of the answer are being written. */

@@ -46,6 +46,7 @@ export async function deliverStream(reply: FastifyReply, opened: OpenedAnswer<tr
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) response.setHeader(name, value);
   response.writeHead(200);
   const writer = new SseWriter(response, () => parts.lifecycle.firstByte());
+  const streamClosed = parts.lifecycle.streamOpened();
   let ended = false;
   try {
     ended = opened.kind === 'passthrough' ? await relayFrames(opened.result.frames, writer, parts) : await encodeEvents(opened, writer, parts);
@@ -57,6 +58,7 @@ export async function deliverStream(reply: FastifyReply, opened: OpenedAnswer<tr
       parts.lifecycle.abort();
       writer.end();
     }
+    streamClosed();
   }
 }
 

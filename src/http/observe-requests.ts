@@ -1,8 +1,9 @@
 /**
  * What the metrics and the traces learn from each `/v1` request: its span starts when it arrives,
  * and once it is over its outcome (request-outcome.ts) is recorded and its span ended. "Over" is the
- * response's `close`, which Node emits once for every response, finished or cut by the client;
- * Fastify's onResponse runs only for finished ones, and a cut stream must end too.
+ * response's `close` (which Node emits once for every response, finished or cut by the client;
+ * Fastify's onResponse runs only for finished ones) and, for a routed answer, its handler being
+ * done with it (the outcome's `ended`: a cut stream is settled a moment after its close).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Catalog } from '../routing/catalog.js';
@@ -41,22 +42,12 @@ export function observeApiRequests(app: FastifyInstance, deps: ObserverDeps): vo
   app.addHook('onRequest', (request, reply, done) => {
     if (isApiRoute(request.routeOptions.url)) {
       tracer?.requestStarted(request);
-      reply.raw.once('close', () => ended(request, reply));
+      reply.raw.once('close', () => {
+        const outcome = request.outcome;
+        if (outcome === null) ended(request, reply);
+        else void outcome.ended.then(() => ended(request, reply));
+      });
     }
     done();
   });
-
-  // A streamed answer is open from the moment its stream is handed to the response until the
-  // response closes (already closed: the client left before it started, nothing to count).
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.outcome?.stream === true && isReadable(payload) && !reply.raw.destroyed) {
-      deps.metrics.openStreams.inc();
-      reply.raw.once('close', () => deps.metrics.openStreams.dec());
-    }
-    done(null, payload);
-  });
-}
-
-function isReadable(payload: unknown): boolean {
-  return typeof payload === 'object' && payload !== null && typeof (payload as { pipe?: unknown }).pipe === 'function';
 }

@@ -15,6 +15,7 @@ const outcome = (fields: Partial<RequestOutcome> = {}): RequestOutcome => ({
   usage: null,
   costNanos: 0n,
   errorCode: null,
+  ended: Promise.resolve(),
   ...fields,
 });
 

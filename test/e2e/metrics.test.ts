@@ -92,7 +92,7 @@ describe('/metrics', () => {
   });
 
   it('a client that cuts a stream closes it in open streams too', async () => {
-    const { secret } = await harness.newAccount('1');
+    const { secret, accountId } = await harness.newAccount('1');
     const abort = new AbortController();
     const response = await fetch(`${harness.baseUrl}/v1/chat/completions`, {
       method: 'POST',
@@ -100,7 +100,9 @@ describe('/metrics', () => {
       body: JSON.stringify({ model: 'slow-model', messages: [{ role: 'user', content: 'stream slowly' }], stream: true, max_tokens: 200 }),
       signal: abort.signal,
     });
-    await response.body!.getReader().read();
+    const reader = response.body!.getReader();
+    // Until some output has arrived, so that the cut stream is billed for something.
+    for (let text = ''; !text.includes('"content"'); ) text += new TextDecoder().decode((await reader.read()).value);
     const during = await scrape(harness);
     expect(sampleSum(during, 'tollgate_open_streams')).toBe(1);
     const labels = { surface: 'chat', model: 'slow-model', status: '200' };
@@ -108,10 +110,17 @@ describe('/metrics', () => {
     abort.abort();
     await waitFor(async () => {
       const text = await scrape(harness);
-      return sampleSum(text, 'tollgate_open_streams') === 0 && sampleSum(text, 'tollgate_holds_open') === 0;
+      const recorded = sampleSum(text, 'tollgate_request_duration_seconds_count', labels) === durationsBefore + 1;
+      return recorded && sampleSum(text, 'tollgate_open_streams') === 0 && sampleSum(text, 'tollgate_holds_open') === 0;
     });
-    // Cut, it still counts as an answer that lasted until the cut.
-    expect(sampleSum(await scrape(harness), 'tollgate_request_duration_seconds_count', labels)).toBe(durationsBefore + 1);
+    // Cut, it still counts as an answer that lasted until the cut, with the output it was billed for.
+    const after = await scrape(harness);
+    expect(sampleSum(after, 'tollgate_request_duration_seconds_count', labels)).toBe(durationsBefore + 1);
+    const [charge] = (await harness.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
+    const outputCounted = sampleSum(after, 'tollgate_tokens_total', { model: 'slow-model', kind: 'output' }) - sampleSum(during, 'tollgate_tokens_total', { model: 'slow-model', kind: 'output' });
+    expect(charge?.outputTokens).toBeGreaterThan(0);
+    expect(outputCounted).toBe(charge?.outputTokens);
+    expect(sampleSum(after, 'tollgate_cost_nanos_total', { model: 'slow-model' }) - sampleSum(during, 'tollgate_cost_nanos_total', { model: 'slow-model' })).toBe(Number(charge?.amountNanos ?? 0n));
   });
 
   it('counts upstream failures by target and kind, the failover still answering', async () => {
