@@ -29,6 +29,8 @@ export interface Metrics {
   cost: Counter<'model'>;
   /** Streamed answers being written now. */
   openStreams: Gauge;
+  /** Operations per group-committed hold transaction (its count is the number of commits). */
+  holdCommits: Histogram;
   /** Holds of running requests (read from the hold keeper when scraped; see `countHoldsOpen`). */
   holdsOpen: Gauge;
   /** Upstream attempts that failed, by target and kind (connect, timeout, status, protocol, credentials, mid_stream). */
@@ -101,6 +103,12 @@ export function createMetrics(): Metrics {
     labelNames: ['target', 'kind'] as const,
     registers,
   });
+  const holdCommits = new Histogram({
+    name: 'tollgate_hold_batch_operations',
+    help: 'Hold operations (opens, settlements, checkpoints) per group-committed database transaction.',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers,
+  });
   // 1 per process, so that the sum over `serve --workers N` says how many workers it covers.
   new Gauge({
     name: 'tollgate_processes',
@@ -119,6 +127,7 @@ export function createMetrics(): Metrics {
     cost,
     openStreams,
     upstreamFailures,
+    holdCommits,
     countHoldsOpen: () => 0,
     holdsOpen: new Gauge({
       name: 'tollgate_holds_open',

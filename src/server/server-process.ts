@@ -60,8 +60,8 @@ export async function startServerProcess(env: Env, options: { migrate: boolean; 
   const config = loadConfig(env[ENV.config]);
   const { host, port } = listenAddress(env);
   const separateAdminPort = adminPort(env);
-  const store = await openStore(databaseUrl(env), { migrate: options.migrate });
   const metrics = createMetrics();
+  const store = await openStore(databaseUrl(env), { migrate: options.migrate, onHoldCommit: (operations) => metrics.holdCommits.observe(operations) });
   const limits = await setUpLimits(env, config, { clusterWorker: options.clusterWorker, logger, metrics });
   // A worker's /metrics answers the sum of every worker's registry, collected by the primary.
   const scrapeMetrics = options.clusterWorker ? clusterMetricsScraper(metrics.registry) : undefined;

@@ -82,6 +82,9 @@ describe('serve --workers 2: /metrics', () => {
       expect(sampleSum(text, 'tollgate_request_duration_seconds_count', { surface: 'chat', model: 'model-5.6-mini', status: '200' })).toBe(count);
       expect(sampleSum(text, 'tollgate_tokens_total', { model: 'model-5.6-mini', kind: 'input' })).toBe(inputTokens);
       expect(sampleSum(text, 'tollgate_cost_nanos_total', { model: 'model-5.6-mini' })).toBe(Number(cost));
+      // Every hold was opened and settled through group-committed transactions: 2 operations per request (and any checkpoints).
+      expect(sampleSum(text, 'tollgate_hold_batch_operations_sum')).toBeGreaterThanOrEqual(2 * count);
+      expect(sampleSum(text, 'tollgate_hold_batch_operations_count')).toBeGreaterThan(0);
     }
   });
 });
