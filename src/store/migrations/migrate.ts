@@ -17,6 +17,7 @@ import { responsesAndInstancesMigration } from './0002-responses-and-instances.j
 import { boundedChargesMigration } from './0003-bounded-charges.js';
 import { cacheWriteMigration } from './0004-cache-write.js';
 import { adminMigration } from './0005-admin.js';
+import { consoleSessionsMigration } from './0010-console-sessions.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -26,6 +27,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0003-bounded-charges': boundedChargesMigration(engine),
     '0004-cache-write': cacheWriteMigration(),
     '0005-admin': adminMigration(engine),
+    '0010-console-sessions': consoleSessionsMigration(),
   };
 }
 
