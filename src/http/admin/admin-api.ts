@@ -20,6 +20,7 @@ import type { AdminRouteDeps } from './context.js';
 
 export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { separateListener: boolean }): void {
   app.decorateRequest('adminToken', null);
+  app.decorateRequest('consoleKeyHolder', null);
   // Root-level, so it also keeps /v1 off the admin listener.
   if (deps.separateListener) app.addHook('onRequest', listenerGate);
   // Loaded with the app's other plugins when it starts (ready or listen).
