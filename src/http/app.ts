@@ -25,6 +25,7 @@ import type { Metrics } from './metrics.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
 import { toGatewayError } from './errors.js';
 import { errorBody, errorShapeOf } from './error-shapes.js';
+import { registerConsole } from './console/console.js';
 import { registerCountTokensRoute } from './routes/count-tokens.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerStoredResponseRoutes } from './routes/stored-responses.js';
@@ -158,6 +159,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
     accountsChanged: () => deps.authenticator.invalidate(),
     separateListener: deps.adminListener === true,
+  });
+  registerConsole(app, {
+    store: deps.store,
+    limiter: deps.limiter,
+    authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
+    now: deps.now,
+    authenticator: deps.authenticator,
+    config: deps.config,
+    catalog: deps.catalog,
+    router: deps.router,
+    separateAdminListener: deps.adminListener === true,
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/metrics', async (_request, reply) => reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics()));
