@@ -17,6 +17,7 @@ import { registerAuditRoutes } from './audit.js';
 import { createAdminAuthentication, requireRole } from './auth.js';
 import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
 import type { AdminRouteDeps } from './context.js';
+import { SESSION_COOKIE } from '../console/session-cookie.js';
 
 export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { separateListener: boolean }): void {
   app.decorateRequest('adminToken', null);
@@ -41,9 +42,19 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
       await scope.register(fastifySwagger, {
         openapi: {
           openapi: '3.1.0',
-          info: { title: 'Tollgate admin API', version: '1', description: 'Accounts, credit, admin tokens and the audit log. Authenticate with `Authorization: Bearer tg-admin-…`.' },
-          components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
-          security: [{ adminToken: [] }],
+          info: {
+            title: 'Tollgate admin API',
+            version: '1',
+            description:
+              "Accounts, credit, admin tokens and the audit log. Authenticate with `Authorization: Bearer tg-admin-…`, or with the web console's session cookie (changes then need `x-tollgate-console: 1`).",
+          },
+          components: {
+            securitySchemes: {
+              adminToken: { type: 'http', scheme: 'bearer' },
+              consoleSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
+            },
+          },
+          security: [{ adminToken: [] }, { consoleSession: [] }],
         },
         transform: jsonSchemaTransform,
         transformObject: jsonSchemaTransformObject,
