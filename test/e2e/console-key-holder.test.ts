@@ -4,12 +4,25 @@
  * document is called with the session, with real ids in its path (another account's among them):
  * each one answers 403 and changes nothing.
  */
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { formatUsd } from '../../src/billing/money.js';
 import { consoleCookie, signIn } from '../support/console-session.js';
 import { engines } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
+
+const run = promisify(execFile);
+const hasCurl = (() => {
+  try {
+    execFileSync('curl', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 interface OpenApiDocument {
   paths: Record<string, Record<string, { tags?: string[] }>>;
@@ -108,6 +121,16 @@ describe.each(engines)("a key holder's session on %s", (engine) => {
       expect((await fetch(`${harness.baseUrl}${path}`, { headers: { authorization: `Bearer ${ownerToken}` } })).status).toBe(401);
       expect((await fetch(`${harness.baseUrl}${path}`, { headers: { authorization: 'Bearer sk-tg-made-up' } })).status).toBe(401);
     }
+  });
+
+  it.skipIf(!hasCurl)("runs the README's curl line as printed (the address swapped for the test server's)", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Web console'));
+    const curl = (/```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '').split('\n').find((line) => line.startsWith('curl ')) ?? '';
+    expect(curl).toContain('http://127.0.0.1:8080/console/api/self');
+    const line = curl.replaceAll('http://127.0.0.1:8080', harness.baseUrl);
+    const { stdout } = await run('sh', ['-c', line], { env: { ...process.env, TOLLGATE_API_KEY: holder.secret } });
+    expect((JSON.parse(stdout) as { account: { id: string } }).account.id).toBe(holder.accountId);
   });
 
   it('is read-only: other methods on the self routes are unknown routes', async () => {
