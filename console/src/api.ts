@@ -30,13 +30,24 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
-  const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+  const parsed = parseJson(text);
   if (!response.ok) {
     const error = (parsed as { error?: { message?: string; code?: string } } | undefined)?.error;
     if (response.status === 401 && path !== '/console/api/session') onSessionEnded();
     throw new ApiError(response.status, error?.message ?? `The server answered ${response.status}.`, error?.code ?? '');
   }
+  if (parsed === undefined && text !== '') throw new ApiError(response.status, 'The server answered something other than JSON.', '');
   return parsed as T;
+}
+
+/** The answer's JSON; undefined for an empty body or one that is not JSON (a proxy's error page). */
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function query(parameters: Record<string, string | number | undefined>): string {

@@ -51,8 +51,8 @@ export async function registerStaticFiles(scope: FastifyInstance): Promise<void>
     index: 'index.html',
     decorateReply: true,
     cacheControl: false,
-    setHeaders: (reply, path) => {
-      reply.header('cache-control', /[\\/]assets[\\/]/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache');
+    setHeaders: (response, path) => {
+      response.setHeader('cache-control', /[\\/]assets[\\/]/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
   });
   scope.setNotFoundHandler(async (request, reply) => {
