@@ -26,11 +26,14 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   );
 }
 
-/** A block of text to copy (a secret, a snippet), with its copy button. */
-export function CopyBlock({ text, label }: { text: string; label: string }) {
+/**
+ * A block of text to copy (a secret, a snippet), with its copy button. A `token` (one long word: a
+ * secret, a URL) wraps anywhere so it is whole on a phone; code keeps its lines and scrolls.
+ */
+export function CopyBlock({ text, label, token = false }: { text: string; label: string; token?: boolean }) {
   return (
     <div class="copy-block">
-      <pre tabIndex={0} aria-label={label}>
+      <pre tabIndex={0} aria-label={label} class={token ? 'token' : undefined}>
         <code>{text}</code>
       </pre>
       <CopyButton text={text} label={label} />

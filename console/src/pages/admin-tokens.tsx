@@ -28,7 +28,7 @@ export function AdminTokensPage() {
           <p>
             <strong>Copy it now:</strong> this is the only time it is shown. Only its hash is kept.
           </p>
-          <CopyBlock text={created.token} label="the new admin token" />
+          <CopyBlock text={created.token} label="the new admin token" token />
           <button type="button" class="button-secondary" onClick={() => setCreated(null)}>
             I have stored it
           </button>
@@ -89,8 +89,10 @@ function TokenRow({ token, mine, onChanged }: { token: AdminToken; mine: boolean
   return (
     <tr>
       <td data-label="Name">
-        {token.name ?? <span class="muted">(no name)</span>}
-        {mine ? <span class="tag">this session</span> : null}
+        <span>
+          {token.name ?? <span class="muted">(no name)</span>}
+          {mine ? <span class="tag">this session</span> : null}
+        </span>
       </td>
       <td data-label="Role">{token.role}</td>
       <td data-label="Prefix">

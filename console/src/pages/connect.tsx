@@ -48,7 +48,7 @@ export function ConnectPage() {
       <PageHeading title="Connect" />
       <section aria-labelledby="base-heading" class="card">
         <h2 id="base-heading">Base URL</h2>
-        <CopyBlock text={baseUrl} label="the base URL" />
+        <CopyBlock text={baseUrl} label="the base URL" token />
         <p class="help">
           Use it with your API key (<code>{session.key.prefix}…</code>) wherever a client asks for an OpenAI base URL. Set the key as{' '}
           <code>TOLLGATE_API_KEY</code> in your environment: the examples below read it from there. The console does not show your key again.
