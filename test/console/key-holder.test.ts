@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserMissing, launchBrowser, newConsoleContext, screenshots, statValue as stat } from '../support/browser.js';
+import { browserMissing, launchBrowser, newConsoleContext, screenshots, statValue as stat, eventually } from '../support/browser.js';
 import { useCliOnTempDatabase } from '../support/cli-runner.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -49,8 +49,8 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
     await page.goto('/console/');
     await page.getByLabel('Admin token or API key').fill(key.key);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Balance and key');
-    await expect.poll(() => stat(page, 'Balance')).toBe('$3.50');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Balance and key');
+    await eventually(() => stat(page, 'Balance')).toBe('$3.50');
     expect(await stat(page, 'Available')).toBe('$3.50');
     const details = await page.locator('dl.details').innerText();
     expect(details).toContain('laptop');
@@ -62,7 +62,7 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
 
   it('lists only the models the key may use, with exact prices per million tokens', async () => {
     await page.getByRole('link', { name: 'Models' }).click();
-    await expect.poll(() => page.locator('tbody tr').count()).toBe(2);
+    await eventually(() => page.locator('tbody tr').count()).toBe(2);
     const rows = await page.locator('tbody tr').evaluateAll((found) => found.map((row) => [...row.children].map((cell) => cell.textContent)));
     expect(rows).toEqual([
       ['model-5.6', '$1.00', '$0.50', '$1.00', '$4.00', 'low, medium, high, xhigh, max', '4,096'],
@@ -73,9 +73,9 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
 
   it('shows the base URL and examples to copy', async () => {
     await page.getByRole('link', { name: 'Connect' }).click();
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Connect');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Connect');
     await page.getByRole('button', { name: 'Copy the base URL' }).click();
-    await expect.poll(() => page.evaluate<string>('navigator.clipboard.readText()')).toBe(`${harness.baseUrl}/v1`);
+    await eventually(() => page.evaluate<string>('navigator.clipboard.readText()')).toBe(`${harness.baseUrl}/v1`);
     await page.getByRole('button', { name: 'Copy the Codex (~/.codex/config.toml) example' }).click();
     const codex = await page.evaluate<string>('navigator.clipboard.readText()');
     expect(codex).toContain(`base_url = "${harness.baseUrl}/v1"`);
@@ -87,7 +87,7 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
 
   it('cannot reach another account: no operator pages, and 403 from the admin API inside the page', async () => {
     await page.goto('/console/accounts');
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Page not found');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Page not found');
     const statuses = await page.evaluate(async () => {
       const answers = await Promise.all(
         ['/admin/v1/accounts', '/admin/v1/accounts/initech', '/admin/v1/accounts/initech/ledger', '/admin/v1/audit', '/admin/v1/admin-tokens'].map((path) => fetch(path)),
@@ -107,7 +107,7 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
   it('ends the session once the CLI disables the key', async () => {
     await tollgate(['keys', 'disable', key.id]);
     await page.goto('/console/models');
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to Tollgate');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to Tollgate');
   });
 
   it('ran with no script error and no Content-Security-Policy violation', () => {

@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createAccount } from '../../src/admin/accounts.js';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { createKey } from '../../src/admin/keys.js';
-import { browserMissing, launchBrowser, newConsoleContext, screenshots, statValue as stat } from '../support/browser.js';
+import { browserMissing, launchBrowser, newConsoleContext, screenshots, statValue as stat, eventually } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const missing = browserMissing();
@@ -41,11 +41,11 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
 
   it('shows the sign-in page to a browser without a session, and refuses a made-up token', async () => {
     await page.goto('/console/');
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to Tollgate');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to Tollgate');
     await screenshots(page, 'sign-in');
     await page.getByLabel('Admin token or API key').fill('tg-admin-made-up-token');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('Error: Invalid token.');
+    await eventually(() => page.getByRole('alert').textContent()).toBe('Error: Invalid token.');
   });
 
   it('signs in with the keyboard alone and lands on the overview, lowest balance first', async () => {
@@ -53,9 +53,9 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
     await page.getByLabel('Admin token or API key').focus();
     await page.keyboard.type(ownerToken);
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     const rows = page.getByRole('region', { name: 'Accounts closest to running out' }).locator('tbody tr');
-    await expect.poll(() => rows.count()).toBe(4);
+    await eventually(() => rows.count()).toBe(4);
     const names = await rows.locator('td:first-child').allTextContents();
     expect(names).toEqual(['contoso', 'tailspin', 'fabrikam', 'northwind']);
     // Exact dollars from the API's decimal strings: nine decimals kept, no float rounding.
@@ -75,7 +75,7 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
     }
     expect(focused).toBe('Accounts');
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.evaluate<string | undefined>('document.activeElement?.tagName')).toBe('H1');
+    await eventually(() => page.evaluate<string | undefined>('document.activeElement?.tagName')).toBe('H1');
     expect(new URL(page.url()).pathname).toBe('/console/accounts');
     await screenshots(page, 'accounts');
   });
@@ -83,7 +83,7 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
   it('searches accounts by name', async () => {
     await page.getByLabel('Name contains').fill('tail');
     await page.getByRole('button', { name: 'Search' }).click();
-    await expect.poll(() => page.locator('table tbody tr').count()).toBe(1);
+    await eventually(() => page.locator('table tbody tr').count()).toBe(1);
     expect(await page.locator('table tbody tr td').first().textContent()).toBe('tailspin');
     expect(new URL(page.url()).search).toBe('?name=tail');
   });
@@ -92,29 +92,29 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
     await page.getByLabel('Name', { exact: true }).fill('acme');
     await page.getByLabel('Opening balance (USD)').fill('0');
     await page.getByRole('button', { name: 'Create account' }).click();
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('acme');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('acme');
 
     await page.getByLabel('Amount (USD)').fill('10.123456789');
     await page.getByLabel('Reason').fill('top-up');
     await page.getByRole('button', { name: 'Add credit' }).click();
-    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Done:' }).textContent()).toBe('Done: Credited $10.123456789 (top-up).');
-    await expect.poll(() => stat(page, 'Balance')).toBe('$10.123456789');
+    await eventually(() => page.getByRole('status').filter({ hasText: 'Done:' }).textContent()).toBe('Done: Credited $10.123456789 (top-up).');
+    await eventually(() => stat(page, 'Balance')).toBe('$10.123456789');
 
     await page.getByLabel('Debit (take off)').check();
     await page.getByLabel('Amount (USD)').fill('0.5');
     await page.getByLabel('Reason').fill('correction');
     await page.getByRole('button', { name: 'Debit' }).click();
-    await expect.poll(() => stat(page, 'Balance')).toBe('$9.623456789');
+    await eventually(() => stat(page, 'Balance')).toBe('$9.623456789');
 
     // A debit the balance cannot cover is refused by the API, and the page says why.
     await page.getByLabel('Amount (USD)').fill('100');
     await page.getByLabel('Reason').fill('too much');
     await page.getByRole('button', { name: 'Debit' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Error: /);
+    await eventually(() => page.getByRole('alert').textContent()).toMatch(/^Error: /);
     expect(await stat(page, 'Balance')).toBe('$9.623456789');
 
     const ledger = page.getByRole('region', { name: 'Ledger' }).locator('tbody tr');
-    await expect.poll(() => ledger.count()).toBe(2);
+    await eventually(() => ledger.count()).toBe(2);
     expect(await ledger.nth(0).locator('td').allTextContents()).toEqual([expect.any(String), 'Credit', '+ $10.123456789', '—', 'top-up']);
     expect(await ledger.nth(1).locator('td').allTextContents()).toEqual([expect.any(String), 'Debit', '− $0.50', '—', 'correction']);
     // Times in the browser's zone (New York here), UTC on hover.
@@ -134,38 +134,38 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
 
     await page.getByLabel('New name').fill('acme-corp');
     await page.getByRole('button', { name: 'Rename' }).click();
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('acme-corp');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('acme-corp');
 
     await page.getByRole('button', { name: 'Disable account…' }).click();
     await page.getByRole('button', { name: 'Yes, disable acme-corp' }).click();
-    await expect.poll(() => page.locator('.page-heading .status').textContent()).toBe('○ Disabled');
+    await eventually(() => page.locator('.page-heading .status').textContent()).toBe('○ Disabled');
     expect((await harness.store.findAccount('acme-corp'))?.disabled).toBe(true);
-    await expect.poll(async () => (await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status, { timeout: 3_000 }).toBe(401);
+    await eventually(async () => (await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
   });
 
   it('creates an admin token, shows its secret once and copies it', async () => {
     await page.getByRole('link', { name: 'Admin tokens' }).click();
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Admin tokens');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Admin tokens');
     await page.getByLabel('Role').selectOption('operator');
     await page.getByLabel('Name (optional)').fill('night shift');
     await page.getByRole('button', { name: 'Create token' }).click();
     const secret = page.locator('.card-highlight pre code');
-    await expect.poll(() => secret.textContent()).toMatch(/^tg-admin-[A-Za-z0-9]{40}$/);
+    await eventually(() => secret.textContent()).toMatch(/^tg-admin-[A-Za-z0-9]{40}$/);
     await page.getByRole('button', { name: 'Copy the new admin token' }).click();
-    await expect.poll(() => page.evaluate<string>('navigator.clipboard.readText()')).toBe(await secret.textContent());
-    await expect.poll(() => page.locator('table tbody tr').count()).toBe(2);
+    await eventually(() => page.evaluate<string>('navigator.clipboard.readText()')).toBe(await secret.textContent());
+    await eventually(() => page.locator('table tbody tr').count()).toBe(2);
     await screenshots(page, 'admin-tokens');
   });
 
   it('reads the audit log, filtered by target', async () => {
     await page.getByRole('link', { name: 'Audit log' }).click();
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Audit log');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Audit log');
     await page.getByLabel('Target', { exact: true }).selectOption('admin_token');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => page.locator('table tbody tr td:nth-child(2)').allTextContents()).toEqual(['admin_token.create', 'admin_token.create']);
+    await eventually(() => page.locator('table tbody tr td:nth-child(2)').allTextContents()).toEqual(['admin_token.create', 'admin_token.create']);
     await page.getByLabel('Target', { exact: true }).selectOption('account');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => page.locator('table tbody tr td:nth-child(2)').allTextContents()).toContain('account.credit');
+    await eventually(() => page.locator('table tbody tr td:nth-child(2)').allTextContents()).toContain('account.credit');
     const credit = page.locator('table tbody tr').filter({ hasText: 'account.credit' }).first();
     expect(await credit.locator('.changes li').allTextContents()).toEqual(['balance_usd: 0 → 10.123456789', 'note: top-up']);
     await credit.getByText('Before and after').click();
@@ -176,7 +176,7 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
   it('signs out: the cookie is gone and the session no longer works anywhere', async () => {
     const [cookie] = await context.cookies();
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to Tollgate');
+    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to Tollgate');
     expect(await context.cookies()).toEqual([]);
     const replayed = await fetch(`${harness.baseUrl}/admin/v1/accounts`, { headers: { cookie: `tollgate_session=${cookie?.value ?? ''}` } });
     expect(replayed.status).toBe(401);

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const CHROMIUM_PATH = process.env.TOLLGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -44,8 +45,8 @@ export async function newConsoleContext(browser: Browser, baseUrl: string): Prom
     viewport: { width: SCREEN_SIZES[1].width, height: SCREEN_SIZES[1].height },
     permissions: ['clipboard-read', 'clipboard-write'],
   });
-  // A missing element fails its test in seconds, not at the test's time limit.
-  context.setDefaultTimeout(5_000);
+  // A missing element fails its test in seconds, not at the test's time limit (even on a busy machine).
+  context.setDefaultTimeout(10_000);
   const problems: string[] = [];
   const page = await context.newPage();
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
@@ -70,4 +71,12 @@ export async function screenshots(page: Page, name: string): Promise<void> {
 /** The value of the figure labelled `label` (a `.stat` of the console's pages). */
 export async function statValue(page: Page, label: string): Promise<string | null> {
   return page.locator('.stat').filter({ has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) }).locator('dd').textContent();
+}
+
+/**
+ * `expect.poll` with room for a busy machine (the whole suite runs beside the browser): what a
+ * page shows after a request may take more than vitest's default second to appear.
+ */
+export function eventually<T>(read: () => T | Promise<T>) {
+  return expect.poll(read, { timeout: 10_000, interval: 50 });
 }
