@@ -27,6 +27,8 @@ function Console() {
   const location = useLocation();
 
   useEffect(() => {
+    // One address for the start page: /console/ (the routes below name it so).
+    if (location.path === '/console') location.route('/console/', true);
     whenSessionEnds(() => setCurrent({ state: 'signed-out', ended: true }));
     api.session().then(
       (session) => setCurrent({ state: 'signed-in', session }),

@@ -46,10 +46,12 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
     await tollgate(['accounts', 'create', '--name', 'initech', '--balance', '900']);
     key = (await tollgate(['keys', 'create', '--account', 'globex', '--name', 'laptop', '--models', 'model-5.6,model-5.6-mini', '--rpm', '120'])) as { id: string; key: string };
 
-    await page.goto('/console/');
+    // The address without its slash works too.
+    await page.goto('/console');
     await page.getByLabel('Admin token or API key').fill(key.key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Balance and key');
+    expect(new URL(page.url()).pathname).toBe('/console/');
     await eventually(() => stat(page, 'Balance')).toBe('$3.50');
     expect(await stat(page, 'Available')).toBe('$3.50');
     const details = await page.locator('dl.details').innerText();
