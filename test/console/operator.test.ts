@@ -182,6 +182,28 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
     expect(replayed.status).toBe(401);
   });
 
+  it("offers a viewer only what a viewer may do: no forms that change, no owner pages", async () => {
+    const viewer = await createAdminToken(harness.store, { role: 'viewer', name: 'auditor' });
+    const session = await newConsoleContext(browser, harness.baseUrl);
+    try {
+      const viewerPage = session.page;
+      await viewerPage.goto('/console/accounts');
+      await viewerPage.getByLabel('Admin token or API key').fill(viewer.secret);
+      await viewerPage.getByRole('button', { name: 'Sign in' }).click();
+      await eventually(() => viewerPage.getByRole('heading', { level: 1 }).textContent()).toBe('Accounts');
+      expect(await viewerPage.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Overview', 'Accounts']);
+      expect(await viewerPage.getByRole('heading', { name: 'New account' }).count()).toBe(0);
+      await viewerPage.getByRole('link', { name: 'fabrikam' }).click();
+      await eventually(() => viewerPage.getByRole('heading', { level: 1 }).textContent()).toBe('fabrikam');
+      await eventually(() => viewerPage.getByRole('heading', { name: 'Ledger' }).count()).toBe(1);
+      expect(await viewerPage.getByRole('heading', { name: 'Credit or debit' }).count()).toBe(0);
+      expect(await viewerPage.getByRole('button', { name: /Disable/ }).count()).toBe(0);
+      expect(session.problems).toEqual([]);
+    } finally {
+      await session.context.close();
+    }
+  });
+
   it('ran with no script error and no Content-Security-Policy violation', () => {
     expect(problems).toEqual([]);
   });
