@@ -29,6 +29,7 @@ import type { RequestTracer } from './request-tracer.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
 import { toGatewayError } from './errors.js';
 import { errorBody, errorShapeOf } from './error-shapes.js';
+import { registerConsole } from './console/console.js';
 import { registerCountTokensRoute } from './routes/count-tokens.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerStoredResponseRoutes } from './routes/stored-responses.js';
@@ -177,6 +178,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     router: deps.router,
     now: deps.now,
     separateListener: deps.adminListener === true,
+  });
+  registerConsole(app, {
+    store: deps.store,
+    limiter: deps.limiter,
+    authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
+    now: deps.now,
+    authenticator: deps.authenticator,
+    config: deps.config,
+    catalog: deps.catalog,
+    router: deps.router,
+    separateAdminListener: deps.adminListener === true,
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerMetricsRoute(app, deps);

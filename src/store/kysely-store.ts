@@ -1,7 +1,8 @@
 /**
  * The Store over Kysely: one set of queries for SQLite and PostgreSQL. Accounts, keys and the
- * revision counter live here; holds, the ledger, stored responses and the instance heartbeat in
- * hold-queries.ts, ledger-queries.ts, response-queries.ts and instance-queries.ts.
+ * revision counter live here; holds, the ledger, stored responses, the instance heartbeat and console
+ * sessions in hold-queries.ts, ledger-queries.ts, response-queries.ts, instance-queries.ts and
+ * console-session-queries.ts.
  * Built by open-store.ts, which knows the engine-specific parts (connection, transactions,
  * migration locking) and hands them in.
  */
@@ -20,6 +21,7 @@ import type {
   AdminTokenRecord,
   AuditDraft,
   AuditEntry,
+  ConsoleSessionRecord,
   Page,
   PageRequest,
   ApiKeyRecord,
@@ -44,6 +46,7 @@ import type {
 import * as admin from './admin-queries.js';
 import * as alerts from './alert-queries.js';
 import { auditedChange, readAccount, readAdminToken } from './audited-change.js';
+import * as consoleSessions from './console-session-queries.js';
 import * as holds from './hold-queries.js';
 import type { Transact } from './hold-queries.js';
 import { GroupCommit } from './group-commit.js';
@@ -403,6 +406,18 @@ export class KyselyStore implements Store {
 
   listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>> {
     return admin.listAudit(this.db, filter, page);
+  }
+
+  createConsoleSession(session: ConsoleSessionRecord): Promise<void> {
+    return consoleSessions.createConsoleSession(this.db, session);
+  }
+
+  findConsoleSession(hash: string): Promise<ConsoleSessionRecord | undefined> {
+    return consoleSessions.findConsoleSession(this.db, hash);
+  }
+
+  deleteConsoleSession(hash: string): Promise<void> {
+    return consoleSessions.deleteConsoleSession(this.db, hash);
   }
 
   saveResponse(response: StoredResponse): Promise<void> {

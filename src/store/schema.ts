@@ -10,7 +10,7 @@
  * (SQLite has no boolean type and better-sqlite3 cannot bind one).
  */
 import type { ColumnType, Generated } from 'kysely';
-import type { AdminRole, Store } from './store.js';
+import type { AdminRole, ConsoleSessionKind, Store } from './store.js';
 
 export type StoreEngine = Store['engine'];
 
@@ -201,8 +201,19 @@ export interface AlertOutboxTable {
   last_error: string | null;
 }
 
+/** Web console sessions (migration 0010): the SHA-256 of the session id, never the id itself. */
+export interface ConsoleSessionsTable {
+  hash: string;
+  kind: ConsoleSessionKind;
+  /** The admin token's id (kind `admin`) or the API key's id (kind `key`). */
+  subject_id: string;
+  created_at: Int64;
+  expires_at: Int64;
+}
+
 export interface Database {
   admin_tokens: AdminTokensTable;
+  console_sessions: ConsoleSessionsTable;
   audit_log: AuditLogTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;

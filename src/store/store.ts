@@ -140,6 +140,19 @@ export interface AdminTokenRecord {
   createdAt: Date;
 }
 
+/** Who a web console session stands for: an admin token, or an API key (its holder). */
+export type ConsoleSessionKind = 'admin' | 'key';
+
+export interface ConsoleSessionRecord {
+  /** SHA-256 of the session id (lowercase hex); the id itself lives only in the browser's cookie. */
+  hash: string;
+  kind: ConsoleSessionKind;
+  /** The admin token's id, or the API key's id. */
+  subjectId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
 export interface NewAuditEntry {
   /** Null when the change came through the CLI. */
   adminTokenId: string | null;
@@ -347,6 +360,13 @@ export interface Store {
   setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean>;
   /** One page of the audit log, oldest first; the cursor is an entry id. */
   listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>>;
+
+  /** Keeps a web console session, and deletes the sessions that have expired by its `createdAt`. */
+  createConsoleSession(session: ConsoleSessionRecord): Promise<void>;
+  /** A session by the hash of its id, expired or not: the caller compares `expiresAt`. */
+  findConsoleSession(hash: string): Promise<ConsoleSessionRecord | undefined>;
+  /** Ends a session (logout); nothing happens when there is none. */
+  deleteConsoleSession(hash: string): Promise<void>;
 
   /** Keeps a response; written before the final event is sent. Replaces one with the same id. */
   saveResponse(response: StoredResponse): Promise<void>;

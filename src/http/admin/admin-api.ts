@@ -20,9 +20,11 @@ import { registerCatalogRoutes } from './catalog.js';
 import { createAdminAuthentication, requireRole } from './auth.js';
 import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
 import type { AdminRouteDeps } from './context.js';
+import { SESSION_COOKIE } from '../console/session-cookie.js';
 
 export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { separateListener: boolean }): void {
   app.decorateRequest('adminToken', null);
+  app.decorateRequest('consoleKeyHolder', null);
   // Root-level, so it also keeps /v1 off the admin listener.
   if (deps.separateListener) app.addHook('onRequest', listenerGate);
   // Loaded with the app's other plugins when it starts (ready or listen).
@@ -43,9 +45,19 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
       await scope.register(fastifySwagger, {
         openapi: {
           openapi: '3.1.0',
-          info: { title: 'Tollgate admin API', version: '1', description: 'Accounts, credit, admin tokens, the audit log, the catalog and alert deliveries. Authenticate with `Authorization: Bearer tg-admin-…`.' },
-          components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
-          security: [{ adminToken: [] }],
+          info: {
+            title: 'Tollgate admin API',
+            version: '1',
+            description:
+              "Accounts, keys, credit, usage, the request log, admin tokens, the audit log, the catalog and alert deliveries. Authenticate with `Authorization: Bearer tg-admin-…`, or with the web console's session cookie (changes then need `x-tollgate-console: 1`).",
+          },
+          components: {
+            securitySchemes: {
+              adminToken: { type: 'http', scheme: 'bearer' },
+              consoleSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
+            },
+          },
+          security: [{ adminToken: [] }, { consoleSession: [] }],
         },
         transform: jsonSchemaTransform,
         transformObject: jsonSchemaTransformObject,

@@ -3,18 +3,25 @@
  * hash on every request (admin traffic is light, and a disabled token is then refused at once).
  * An API key (`sk-tg-…`) is no admin token and gets the same 401 as a made-up one; the /v1
  * authenticator likewise accepts only `sk-tg-…`, so an admin token gets 401 there.
+ *
+ * Without an Authorization header, the web console's session cookie is accepted instead
+ * (console/session-auth.ts, with its CSRF checks). An admin token's session acts as that token; a
+ * key holder's session is authenticated but has no role, so every operator route refuses it (403).
  */
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { ADMIN_TOKEN_PREFIX, hashesEqual, hashKeySecret } from '../../auth/key-secret.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Limiter } from '../../ratelimit/limiter.js';
-import type { AdminRole, AdminTokenRecord, Store } from '../../store/store.js';
+import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord, Store } from '../../store/store.js';
 import { failedAuthLimit } from '../api-hooks.js';
+import { consoleSessionOf } from '../console/session-auth.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The admin token of an /admin/v1 request, set by its authentication hook. */
     adminToken: AdminTokenRecord | null;
+    /** Set instead of `adminToken` when a key holder's console session reached the admin API. */
+    consoleKeyHolder: { key: ApiKeyRecord; account: AccountRecord } | null;
   }
 }
 
@@ -27,6 +34,13 @@ const RANK: Readonly<Record<AdminRole, number>> = { viewer: 0, operator: 1, owne
  */
 export function createAdminAuthentication(deps: { store: Store; limiter: Limiter; authFailuresPerMinute: number }): onRequestAsyncHookHandler {
   return async (request) => {
+    const session = request.headers.authorization === undefined ? await consoleSessionOf(request, deps) : null;
+    if (session !== null) {
+      const { subject } = session;
+      if (subject.kind === 'admin') request.adminToken = subject.token;
+      else request.consoleKeyHolder = { key: subject.key, account: subject.account };
+      return;
+    }
     const token = bearerToken(request.headers.authorization);
     if (token === null) throw new GatewayError('invalid_token');
     const guard = deps.authFailuresPerMinute > 0 ? failedAuthLimit(deps.limiter, request.ip, deps.authFailuresPerMinute) : undefined;
@@ -42,6 +56,9 @@ export function createAdminAuthentication(deps: { store: Store; limiter: Limiter
 /** Refuses (403) a token whose role is below `role`: viewer < operator < owner. */
 export function requireRole(role: AdminRole): preHandlerAsyncHookHandler {
   return async (request) => {
+    if (request.consoleKeyHolder !== null) {
+      throw new GatewayError('forbidden', { message: "This operation needs an admin token; a key holder's console session cannot use it." });
+    }
     const token = adminTokenOf(request);
     if (RANK[token.role] < RANK[role]) {
       throw new GatewayError('forbidden', { message: `This operation needs an admin token with the ${role} role; this one is a ${token.role}.` });

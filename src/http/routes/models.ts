@@ -4,18 +4,23 @@
  * discovery does).
  */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
-import type { Catalog } from '../../routing/catalog.js';
+import type { Catalog, ModelEntry } from '../../routing/catalog.js';
 import type { Router } from '../../routing/router.js';
 import { requireContext } from '../api-hooks.js';
 
 const CREATED = Math.floor(Date.UTC(2026, 0, 1) / 1000);
 
+/** The models a key may use now: enabled, with a usable target, and allowed by its model list (null: all). */
+export function modelsForKey(catalog: Catalog, router: Router, keyModels: readonly string[] | null): ModelEntry[] {
+  return [...catalog.values()]
+    .filter((model) => model.enabled && router.hasUsableTarget(model))
+    .filter((model) => keyModels === null || keyModels.includes(model.id));
+}
+
 export function registerModelRoutes(app: FastifyInstance, deps: { onRequest: onRequestAsyncHookHandler[]; catalog: Catalog; router: Router }): void {
   app.get('/v1/models', { onRequest: deps.onRequest }, async (request) => {
     const context = requireContext(request);
-    const data = [...deps.catalog.values()]
-      .filter((model) => model.enabled && deps.router.hasUsableTarget(model))
-      .filter((model) => context.key.models === null || context.key.models.includes(model.id));
+    const data = modelsForKey(deps.catalog, deps.router, context.key.models);
     if (request.headers['anthropic-version'] !== undefined) {
       const created = new Date(CREATED * 1000).toISOString();
       const models = data.map((model) => ({ type: 'model', id: model.id, display_name: model.id, created_at: created }));

@@ -20,6 +20,7 @@ import { adminMigration } from './0005-admin.js';
 import { requestLogMigration } from './0007-request-log.js';
 import { holdBatchesMigration } from './0008-hold-batches.js';
 import { alertsMigration } from './0009-alerts.js';
+import { consoleSessionsMigration } from './0010-console-sessions.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -32,6 +33,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0007-request-log': requestLogMigration(engine),
     '0008-hold-batches': holdBatchesMigration(engine),
     '0009-alerts': alertsMigration(engine),
+    '0010-console-sessions': consoleSessionsMigration(),
   };
 }
 

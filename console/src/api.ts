@@ -1,0 +1,85 @@
+/**
+ * The console's one way to the server: same-origin fetch with the session cookie, JSON in and out.
+ * Changes carry `x-tollgate-console: 1`, which the server requires of every cookie-authenticated
+ * change (its CSRF defence). A 401 means the session is over: the app goes back to the login page.
+ */
+import type { Account, AdminRole, AdminToken, AuditEntry, LedgerEntry, Page, SelfModel, SelfView, Session } from './types';
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, message: string, code: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+let onSessionEnded: () => void = () => undefined;
+
+/** Called when any request answers 401 (the session expired, was ended, or its credential disabled). */
+export function whenSessionEnds(callback: () => void): void {
+  onSessionEnded = callback;
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (method !== 'GET') headers['x-tollgate-console'] = '1';
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  const parsed = parseJson(text);
+  if (!response.ok) {
+    const error = (parsed as { error?: { message?: string; code?: string } } | undefined)?.error;
+    if (response.status === 401 && path !== '/console/api/session') onSessionEnded();
+    throw new ApiError(response.status, error?.message ?? `The server answered ${response.status}.`, error?.code ?? '');
+  }
+  if (parsed === undefined && text !== '') throw new ApiError(response.status, 'The server answered something other than JSON.', '');
+  return parsed as T;
+}
+
+/** The answer's JSON; undefined for an empty body or one that is not JSON (a proxy's error page). */
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function query(parameters: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(parameters)) if (value !== undefined && value !== '') search.set(name, String(value));
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+const admin = (path: string): string => `/admin/v1${path}`;
+const segment = encodeURIComponent;
+
+export const api = {
+  session: () => call<Session>('GET', '/console/api/session'),
+  signIn: (token: string) => call<Session>('POST', '/console/api/session', { token }),
+  signOut: () => call<undefined>('DELETE', '/console/api/session'),
+
+  accounts: (filter: { name?: string; status?: string; cursor?: string; limit?: number }) => call<Page<Account>>('GET', admin(`/accounts${query(filter)}`)),
+  account: (id: string) => call<Account>('GET', admin(`/accounts/${segment(id)}`)),
+  createAccount: (name: string, balanceUsd: string) => call<Account>('POST', admin('/accounts'), { name, balance_usd: balanceUsd === '' ? '0' : balanceUsd }),
+  renameAccount: (id: string, name: string) => call<Account>('PATCH', admin(`/accounts/${segment(id)}`), { name }),
+  setAccountDisabled: (id: string, disabled: boolean) => call<Account>('POST', admin(`/accounts/${segment(id)}/${disabled ? 'disable' : 'enable'}`)),
+  adjustAccount: (id: string, direction: 'credit' | 'debit', amountUsd: string, reason: string) =>
+    call<Account>('POST', admin(`/accounts/${segment(id)}/${direction}`), { amount_usd: amountUsd, reason }),
+  ledger: (id: string, cursor?: string) => call<Page<LedgerEntry>>('GET', admin(`/accounts/${segment(id)}/ledger${query({ cursor, limit: 50 })}`)),
+
+  adminTokens: () => call<{ data: AdminToken[] }>('GET', admin('/admin-tokens')),
+  createAdminToken: (role: AdminRole, name: string) => call<AdminToken & { token: string }>('POST', admin('/admin-tokens'), name === '' ? { role } : { role, name }),
+  setAdminTokenDisabled: (id: string, disabled: boolean) => call<AdminToken>('POST', admin(`/admin-tokens/${segment(id)}/${disabled ? 'disable' : 'enable'}`)),
+
+  audit: (filter: { target_type?: string; target_id?: string; cursor?: string }) => call<Page<AuditEntry>>('GET', admin(`/audit${query({ ...filter, limit: 50 })}`)),
+
+  self: () => call<SelfView>('GET', '/console/api/self'),
+  selfModels: () => call<{ data: SelfModel[] }>('GET', '/console/api/self/models'),
+};
