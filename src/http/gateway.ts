@@ -102,6 +102,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     inputBounds: inputBoundsFromConfig(options.config),
     now: () => new Date(now()),
     holdTtlSeconds: options.config.billing.hold_ttl_seconds,
+    keyBudget: (keyId) => authenticator.keyBudget(keyId),
   });
   const holdTtlMs = options.config.billing.hold_ttl_seconds * 1000;
   const holdKeeper = new HoldKeeper({
