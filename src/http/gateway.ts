@@ -49,6 +49,8 @@ export interface GatewayOptions {
   adminListener?: boolean;
   /** Request log tuning for tests: batch writer options and how often expired rows are pruned. */
   requestLog?: Pick<Parameters<typeof createRequestLog>[0], 'writer' | 'pruneIntervalMs'>;
+  /** Tells the other instances of a key or account change made through the admin API (Redis). */
+  announceKeyChange?: () => Promise<void>;
 }
 
 export interface Gateway {
@@ -142,6 +144,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     now,
     adminListener: options.adminListener === true,
     ...(requestLog === undefined ? {} : { requestLog }),
+    ...(options.announceKeyChange === undefined ? {} : { announceKeyChange: options.announceKeyChange }),
   });
   const adminServer = options.adminListener === true ? createAdminServer(app, options.config.limits) : undefined;
 
