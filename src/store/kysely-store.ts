@@ -2,7 +2,7 @@
  * The Store over Kysely: one set of queries for SQLite and PostgreSQL. Accounts, keys and the
  * revision counter live here; holds, the ledger, stored responses, the instance heartbeat and console
  * sessions in hold-queries.ts, ledger-queries.ts, response-queries.ts, instance-queries.ts and
- * console-session-queries.ts.
+ * console-session-queries.ts; key changes and key budgets in key-queries.ts and key-budget-queries.ts.
  * Built by open-store.ts, which knows the engine-specific parts (connection, transactions,
  * migration locking) and hands them in.
  */
