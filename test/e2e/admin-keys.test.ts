@@ -11,11 +11,15 @@ import { hashKeySecret } from '../../src/auth/key-secret.js';
 import { createKeyEvents, type KeyEvents } from '../../src/auth/key-events.js';
 import { closeRedisClient, createRedisClient } from '../../src/ratelimit/redis-client.js';
 import { adminClient, allPages, type AdminCall } from '../support/admin-client.js';
+import { testCatalog } from '../support/catalog.js';
 import { engines, redisUrl } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const INVALID_TOKEN = { error: { message: 'Invalid token.', type: 'service_api_error', code: '' } };
 const CHAT = { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 };
+/** The test catalog without the per-address limit on failed authentications: these tests poll refused keys on purpose. */
+const base = testCatalog() as { rate_limits: Record<string, unknown> };
+const CATALOG = { ...base, rate_limits: { ...base.rate_limits, auth_failures_per_minute: 0 } };
 
 async function eventually(check: () => Promise<boolean>, withinMs: number): Promise<boolean> {
   const deadline = Date.now() + withinMs;
@@ -47,8 +51,8 @@ describe.each(engines)('admin API keys on %s', (engine) => {
       };
     }
     const events = keyEvents;
-    harness = await startHarness({ engine, ...(events === undefined ? {} : { announceKeyChange: () => events.publish() }) });
-    other = await startHarness({ engine, sharedDatabase: harness.database, revisionPollMs: withRedis ? 600_000 : 100 });
+    harness = await startHarness({ engine, catalog: CATALOG, ...(events === undefined ? {} : { announceKeyChange: () => events.publish() }) });
+    other = await startHarness({ engine, catalog: CATALOG, sharedDatabase: harness.database, revisionPollMs: withRedis ? 600_000 : 100 });
     await events?.subscribe(() => other.gateway.authenticator.invalidate());
     call = adminClient(harness.baseUrl);
     for (const role of ['operator', 'viewer'] as const) {

@@ -122,15 +122,14 @@ for (const setup of setups) {
       return { accountId: account.id, keyId: created.key.id, secret: created.secret };
     }
 
-    /** Whether every process refuses (401) `secret` within a second. */
-    async function refusedEverywhereWithinASecond(secret: string, body: object): Promise<boolean> {
-      const deadline = Date.now() + 1_000;
-      for (;;) {
-        const statuses = await Promise.all(bases().flatMap((base) => [post(base, secret, body), post(base, secret, body)].map(async (answer) => (await answer).status)));
-        if (statuses.every((status) => status === 401)) return true;
-        if (Date.now() > deadline) return false;
-        await sleep(20);
-      }
+    /**
+     * Whether every process refuses (401) `secret` a second after a change. One request each: every
+     * refusal counts against this address's failed authentications, shared by the instances.
+     */
+    async function refusedEverywhereAfterASecond(secret: string, body: object): Promise<boolean> {
+      await sleep(1000);
+      const statuses = await Promise.all(bases().map(async (base) => (await post(base, secret, body)).status));
+      return statuses.every((status) => status === 401);
     }
 
     it('60 concurrent requests over every process on a key budget that covers 10 admit exactly 10', async () => {
@@ -144,6 +143,11 @@ for (const setup of setups) {
       const hold = probeCharges[0]!.amountNanos;
 
       const { accountId, secret } = await newKey('100', undefined, { limitUsd: formatUsd(hold * 10n), period: 'day' });
+      // Every process (each worker too) learns the key first, for nothing: 60 first lookups at once
+      // would count against the address's failed-authentication allowance until they answer.
+      for (const base of bases()) {
+        for (let round = 0; round < 4; round += 1) expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+      }
       const responses = await Promise.all(Array.from({ length: 60 }, (_, index) => post(bases()[index % bases().length]!, secret, body)));
       const answers = await Promise.all(responses.map(async (response) => ({ status: response.status, text: await response.text(), requestId: response.headers.get('x-request-id') })));
       const admitted = answers.filter((answer) => answer.status === 200);
@@ -164,17 +168,17 @@ for (const setup of setups) {
       for (const base of bases()) expect((await post(base, secret, body)).status).toBe(200);
 
       expect((await admin('POST', `/keys/${keyId}/disable`, operator)).status).toBe(200);
-      expect(await refusedEverywhereWithinASecond(secret, body)).toBe(true);
+      expect(await refusedEverywhereAfterASecond(secret, body)).toBe(true);
       expect((await admin('POST', `/keys/${keyId}/enable`, operator)).status).toBe(200);
 
       const rotated = await admin('POST', `/keys/${keyId}/rotate`, operator);
       expect(rotated.status).toBe(200);
-      expect(await refusedEverywhereWithinASecond(secret, body)).toBe(true);
+      expect(await refusedEverywhereAfterASecond(secret, body)).toBe(true);
       const fresh = String(rotated.body.key);
       for (const base of bases()) expect((await post(base, fresh, body)).status).toBe(200);
 
       expect((await admin('DELETE', `/keys/${keyId}`, operator)).status).toBe(200);
-      expect(await refusedEverywhereWithinASecond(fresh, body)).toBe(true);
+      expect(await refusedEverywhereAfterASecond(fresh, body)).toBe(true);
     }, 20_000);
 
     it('a shared limit of N requests per window admits exactly N across them', async () => {
