@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createAlerts } from '../alerts/alerts.js';
+import { createKeyBudgetChecker } from '../alerts/key-budget-checker.js';
 import { createLowBalanceChecker } from '../alerts/low-balance-checker.js';
 import { publishHealthChange } from '../alerts/target-events.js';
 import { Authenticator } from '../auth/authenticator.js';
@@ -74,7 +75,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     env: options.env ?? process.env,
     logger: options.logger,
     now,
-    checkers: [createLowBalanceChecker(options.store)],
+    checkers: [createLowBalanceChecker(options.store), createKeyBudgetChecker(options.store)],
   });
   const providers = createProviders(options.config.providers, options.env ?? process.env);
   const catalog = buildCatalog(options.config.models, providers);

@@ -5,9 +5,12 @@
  * revision counter, so every instance's key cache forgets the old settings or secret.
  */
 import { sql, type Kysely, type Updateable } from 'kysely';
-import { decodeApiKey, encodeModels, toBigInt, toEpochMilliseconds, toText } from './row-decoding.js';
+import { decodeApiKey, encodeModels, toBigInt, toBudgetPeriod, toEpochMilliseconds, toText } from './row-decoding.js';
 import type { ApiKeysTable, Database } from './schema.js';
-import type { ApiKeyRecord, BudgetWindow, KeyChanges, KeyCursor, KeyFilter, KeySpend, Page, PageRequest } from './store.js';
+import type { ApiKeyRecord, BudgetWindow, KeyBudgetLevel, KeyChanges, KeyCursor, KeyFilter, KeySpend, Page, PageRequest } from './store.js';
+
+/** The alert kinds of key budgets (config ALERT_EVENT_TYPES); their claims' scope is the period start. */
+export const KEY_BUDGET_ALERT_KINDS = { eighty: 'key_budget.80', full: 'key_budget.100' } as const;
 
 export async function listKeysPage(db: Kysely<Database>, filter: KeyFilter, page: PageRequest<KeyCursor>): Promise<Page<ApiKeyRecord, KeyCursor>> {
   let query = db.selectFrom('api_keys').selectAll();
@@ -110,4 +113,49 @@ export async function keySpend(db: Kysely<Database>, keyId: string, window: Budg
     .executeTakeFirst();
   if (row === undefined) return { spentNanos: 0n, reservedNanos: 0n };
   return { spentNanos: toBigInt(row.spent_nanos, 'key_spend.spent_nanos'), reservedNanos: toBigInt(row.reserved_nanos, 'key_spend.reserved_nanos') };
+}
+
+/**
+ * Keys at 80% or more of their budget in the current period and not yet claimed at each level they
+ * reached: 80% is 5 × spent ≥ 4 × budget (no overflow below a budget of 1.8 billion USD).
+ */
+export async function keyBudgetLevels(db: Kysely<Database>, current: readonly BudgetWindow[], limit: number): Promise<KeyBudgetLevel[]> {
+  if (current.length === 0) return [];
+  const scope = sql<string>`cast(key_spend.period_start as text)`;
+  const rows = await db
+    .selectFrom('api_keys')
+    .innerJoin('key_spend', (join) => join.onRef('key_spend.key_id', '=', 'api_keys.id').onRef('key_spend.period', '=', 'api_keys.budget_period'))
+    .leftJoin('alert_claims as eighty', (join) =>
+      join.onRef('eighty.subject_id', '=', 'api_keys.id').on('eighty.kind', '=', KEY_BUDGET_ALERT_KINDS.eighty).on('eighty.scope', '=', scope),
+    )
+    .leftJoin('alert_claims as full', (join) =>
+      join.onRef('full.subject_id', '=', 'api_keys.id').on('full.kind', '=', KEY_BUDGET_ALERT_KINDS.full).on('full.scope', '=', scope),
+    )
+    .selectAll('api_keys')
+    .select(['key_spend.period_start', 'key_spend.spent_nanos', 'eighty.claimed_at as claimed_eighty', 'full.claimed_at as claimed_full'])
+    .where('api_keys.deleted_at', 'is', null)
+    .where('api_keys.budget_nanos', 'is not', null)
+    .where((eb) =>
+      eb.or(current.map((window) => eb.and([eb('key_spend.period', '=', window.period), eb('key_spend.period_start', '=', BigInt(toEpochMilliseconds(window.start, 'period start')))]))),
+    )
+    .where((eb) => eb(eb('key_spend.spent_nanos', '*', 5n), '>=', eb('api_keys.budget_nanos', '*', 4n)))
+    .where((eb) =>
+      eb.or([eb('eighty.claimed_at', 'is', null), eb.and([eb('full.claimed_at', 'is', null), eb('key_spend.spent_nanos', '>=', eb.ref('api_keys.budget_nanos'))])]),
+    )
+    .orderBy('api_keys.id')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => {
+    const key = decodeApiKey(row);
+    if (key.budget === undefined) throw new Error('a budgeted key decoded without its budget');
+    const start = toBigInt(row.period_start, 'key_spend.period_start');
+    return {
+      key: { ...key, budget: key.budget },
+      window: { period: toBudgetPeriod(row.budget_period, 'api_keys.budget_period'), start: new Date(Number(start)) },
+      periodScope: start.toString(),
+      spentNanos: toBigInt(row.spent_nanos, 'key_spend.spent_nanos'),
+      claimed80: row.claimed_eighty !== null,
+      claimed100: row.claimed_full !== null,
+    };
+  });
 }

@@ -27,6 +27,7 @@ import type {
   ApiKeyRecord,
   BudgetWindow,
   Charge,
+  KeyBudgetLevel,
   KeyChanges,
   KeyCursor,
   KeyFilter,
@@ -560,6 +561,10 @@ export class KyselyStore implements Store {
 
   keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend> {
     return keys.keySpend(this.db, keyId, window);
+  }
+
+  keyBudgetLevels(current: readonly BudgetWindow[], limit: number): Promise<KeyBudgetLevel[]> {
+    return keys.keyBudgetLevels(this.db, current, limit);
   }
 
   private auditKey(transaction: Kysely<Database>, keyId: string, audit: AuditDraft<ApiKeyRecord> | undefined, change: () => Promise<boolean>): Promise<boolean> {

@@ -277,6 +277,20 @@ export interface KeySpend {
   reservedNanos: bigint;
 }
 
+/**
+ * A key whose spend in its current budget period has reached 80% of its budget, with the alert
+ * claims it has for that period (kinds `key_budget.80` and `key_budget.100`, scope `periodScope`).
+ */
+export interface KeyBudgetLevel {
+  key: ApiKeyRecord & { budget: KeyBudget };
+  window: BudgetWindow;
+  /** The claims' scope for this period: its start in epoch milliseconds, as text. */
+  periodScope: string;
+  spentNanos: bigint;
+  claimed80: boolean;
+  claimed100: boolean;
+}
+
 // ---- Request log and usage by group (migration 0007) ----
 
 /** One routed `/v1` request, as the request log keeps it (docs/architecture.md, Request log). */
@@ -515,6 +529,11 @@ export interface Store {
   deleteKey(keyId: string, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
   /** The key's spend in one budget period (zero when it has none there). */
   keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend>;
+  /**
+   * Live keys whose spend in the current period (`current`: the window of each period kind now) is
+   * at least 80% of their budget and that have not yet been alerted at every level they reached.
+   */
+  keyBudgetLevels(current: readonly BudgetWindow[], limit: number): Promise<KeyBudgetLevel[]>;
 }
 
 /** A condition that fires once until it clears: `balance.low` of an account, a key's budget level in a period. */
