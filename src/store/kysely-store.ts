@@ -545,6 +545,7 @@ export class KyselyStore implements Store {
   async rotateKey(keyId: string, secret: { prefix: string; hash: string }, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean> {
     return this.transact((transaction) => this.auditKey(transaction, keyId, audit, async () => {
       if (!(await keys.rotateKey(transaction, keyId, secret))) return false;
+      await keys.endKeySessions(transaction, keyId);
       await bumpRevision(transaction);
       return true;
     }));
@@ -554,6 +555,7 @@ export class KyselyStore implements Store {
     const at = this.now();
     return this.transact((transaction) => this.auditKey(transaction, keyId, audit, async () => {
       if (!(await keys.deleteKey(transaction, keyId, at))) return false;
+      await keys.endKeySessions(transaction, keyId);
       await bumpRevision(transaction);
       return true;
     }));

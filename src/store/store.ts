@@ -523,9 +523,15 @@ export interface Store {
   listKeysPage(filter: KeyFilter, page: PageRequest<KeyCursor>): Promise<Page<ApiKeyRecord, KeyCursor>>;
   /** Changes a key's settings. Returns false when no such key exists, or it is deleted. */
   updateKey(keyId: string, changes: KeyChanges, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
-  /** Gives a key a new secret (hash and prefix): the old one is refused from then on. False when no such live key. */
+  /**
+   * Gives a key a new secret (hash and prefix): the old one is refused from then on, and the console
+   * sessions the key opened end. False when no such live key.
+   */
   rotateKey(keyId: string, secret: { prefix: string; hash: string }, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
-  /** Marks a key deleted (its ledger history stays). False when no such key exists, or it is deleted already. */
+  /**
+   * Marks a key deleted (its ledger history stays) and ends its console sessions. False when no such
+   * key exists, or it is deleted already.
+   */
   deleteKey(keyId: string, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
   /** The key's spend in one budget period (zero when it has none there). */
   keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend>;

@@ -12,6 +12,7 @@ import { createKeyEvents, type KeyEvents } from '../../src/auth/key-events.js';
 import { closeRedisClient, createRedisClient } from '../../src/ratelimit/redis-client.js';
 import { adminClient, allPages, type AdminCall } from '../support/admin-client.js';
 import { testCatalog } from '../support/catalog.js';
+import { consoleCookie, signIn } from '../support/console-session.js';
 import { engines, redisUrl } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -235,6 +236,8 @@ describe.each(engines)('admin API keys on %s', (engine) => {
     expect((await call('GET', `/keys/${id}`, tokens.viewer)).status).toBe(200);
     for (const [method, path, body] of [
       ['POST', '/keys', { account: accountId }],
+      // The role is checked before the body: no validation detail for a token that cannot write.
+      ['POST', '/keys', { requests_per_window: 0 }],
       ['PATCH', `/keys/${id}`, { name: 'never' }],
       ['POST', `/keys/${id}/disable`, undefined],
       ['POST', `/keys/${id}/enable`, undefined],
@@ -300,6 +303,24 @@ describe.each(engines)('admin API keys on %s', (engine) => {
     expect(charges.length).toBeGreaterThanOrEqual(2);
     expect(charges.every((entry) => entry.key_id === created.id)).toBe(true);
     expect((await call('GET', `/keys/${String(created.id)}`, tokens.viewer)).body).toMatchObject({ status: 'deleted' });
+  });
+
+  it("rotate and delete end the console sessions the key's old secret opened", async () => {
+    const accountId = await newAccount();
+    const self = (cookie: string) => fetch(`${harness.baseUrl}/console/api/self`, { headers: { cookie } });
+    for (const change of ['rotate', 'delete'] as const) {
+      const created = await newKey({ account: accountId });
+      const cookie = consoleCookie(await signIn(harness.baseUrl, String(created.key)));
+      expect((await self(cookie)).status).toBe(200);
+      const answer = change === 'rotate' ? await call('POST', `/keys/${String(created.id)}/rotate`, tokens.operator) : await call('DELETE', `/keys/${String(created.id)}`, tokens.operator);
+      expect(answer.status).toBe(200);
+      expect((await self(cookie)).status, change).toBe(401);
+      if (change === 'rotate') expect((await self(consoleCookie(await signIn(harness.baseUrl, String(answer.body.key)))))).toMatchObject({ status: 200 });
+    }
+    // A deleted key cannot sign in either.
+    const gone = await newKey({ account: accountId });
+    await call('DELETE', `/keys/${String(gone.id)}`, tokens.operator);
+    expect((await signIn(harness.baseUrl, String(gone.key))).status).toBe(401);
   });
 
   it('audits every key change with who, before and after, never a secret or a hash', async () => {

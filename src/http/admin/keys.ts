@@ -49,8 +49,9 @@ function settingsInput(body: z.infer<typeof keySettings>): KeyUpdateInput {
 
 export function registerKeyRoutes(app: AdminApp, deps: AdminRouteDeps): void {
   const { store } = deps;
-  const read = { preHandler: requireRole('viewer') };
-  const write = { preHandler: requireRole('operator') };
+  // Before validation: a token whose role does not reach a route learns nothing of its input rules.
+  const read = { preValidation: requireRole('viewer') };
+  const write = { preValidation: requireRole('operator') };
 
   app.post('/keys', {
     ...write,
