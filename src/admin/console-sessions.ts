@@ -96,9 +96,9 @@ async function currentSubject(store: Store, kind: 'admin' | 'key', subjectId: st
   return account === undefined || account.id !== key.accountId ? undefined : usableKeyHolder(key, account, now);
 }
 
-/** The same rule /v1 applies: a key is usable while it and its account are enabled and it has not expired. */
+/** The same rule /v1 applies: a key is usable while it and its account are enabled, it has not expired and is not deleted. */
 function usableKeyHolder(key: ApiKeyRecord, account: AccountRecord, now: Date): ConsoleSubject | undefined {
-  if (key.disabled || account.disabled) return undefined;
+  if (key.disabled || key.deletedAt !== undefined || account.disabled) return undefined;
   if (key.expiresAt !== null && key.expiresAt.getTime() <= now.getTime()) return undefined;
   return { kind: 'key', key, account };
 }

@@ -92,12 +92,12 @@ describe('listKeys', () => {
     const mine = await createKey(store, { accountRef: 'acme' });
     const theirs = await createKey(store, { accountRef: other.id });
     expect((await listKeys(store)).map((key) => key.id).sort()).toEqual([mine.key.id, theirs.key.id].sort());
-    expect((await listKeys(store, 'acme')).map((key) => key.id)).toEqual([mine.key.id]);
-    expect((await listKeys(store, other.id)).map((key) => key.id)).toEqual([theirs.key.id]);
+    expect((await listKeys(store, { accountRef: 'acme' })).map((key) => key.id)).toEqual([mine.key.id]);
+    expect((await listKeys(store, { accountRef: other.id })).map((key) => key.id)).toEqual([theirs.key.id]);
   });
 
   it('refuses an unknown account', async () => {
-    expect((await rejection(listKeys(store, 'nobody'))).kind).toBe('not_found');
+    expect((await rejection(listKeys(store, { accountRef: 'nobody' }))).kind).toBe('not_found');
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountRecord, ApiKeyRecord } from '../store/store.js';
-import { accountView, keyView, usageReportView } from './views.js';
+import { accountView, keyDetailsView, keyView, usageReportView } from './views.js';
 
 const key: ApiKeyRecord = {
   id: 'key_1',
@@ -52,10 +52,44 @@ describe('views', () => {
       expires_at: '2025-07-01T00:00:00.000Z',
       disabled: false,
       status: 'active',
+      budget: null,
       created_at: '2025-01-01T00:00:00.000Z',
+      deleted_at: null,
     });
     expect(JSON.stringify(view)).not.toContain(key.hash);
     expect(keyView(key, new Date('2025-08-01T00:00:00Z')).status).toBe('expired');
+    expect(keyView({ ...key, disabled: true, deletedAt: new Date('2025-05-01T00:00:00Z') }, new Date('2025-08-01T00:00:00Z'))).toMatchObject({
+      status: 'deleted',
+      deleted_at: '2025-05-01T00:00:00.000Z',
+    });
+  });
+
+  it('shows a key budget in USD, and its current period with what is left', () => {
+    const budgeted = { ...key, budget: { limitNanos: 5_000_000_000n, period: 'day' as const } };
+    expect(keyView(budgeted).budget).toEqual({ period: 'day', limit_usd: '5' });
+    const details = keyDetailsView(
+      {
+        key: budgeted,
+        budgetUsage: {
+          window: { period: 'day', start: new Date('2025-06-01T00:00:00Z') },
+          endsAt: new Date('2025-06-02T00:00:00Z'),
+          spentNanos: 1_250_000_000n,
+          reservedNanos: 1n,
+          remainingNanos: 3_749_999_999n,
+        },
+      },
+      new Date('2025-06-01T12:00:00Z'),
+    );
+    expect(details.budget).toEqual({
+      period: 'day',
+      limit_usd: '5',
+      period_start: '2025-06-01T00:00:00.000Z',
+      resets_at: '2025-06-02T00:00:00.000Z',
+      spent_usd: '1.25',
+      reserved_usd: '0.000000001',
+      remaining_usd: '3.749999999',
+    });
+    expect(keyDetailsView({ key }).budget).toBeNull();
   });
 
   it('shows usage with snake_case counts and USD strings', () => {

@@ -5,8 +5,8 @@
  */
 import { formatUsd } from '../billing/money.js';
 import { csvLine, toCsvValue } from './csv.js';
-import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, RequestLogRecord, UsageGrouping } from '../store/store.js';
-import { keyStatus } from './keys.js';
+import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord, AuditEntry, BudgetPeriod, KeyStatus, LedgerEntry, RequestLogRecord, UsageGrouping } from '../store/store.js';
+import { keyStatus, type KeyDetails } from './keys.js';
 import type { UsageReport, UsageReportRow, UsageTotals } from './usage.js';
 
 export interface AccountView {
@@ -30,8 +30,31 @@ export interface KeyView {
   tokens_per_minute: number | null;
   expires_at: string | null;
   disabled: boolean;
-  status: 'active' | 'disabled' | 'expired';
+  status: KeyStatus;
+  /** The spend limit, or null for none. */
+  budget: KeyBudgetView | null;
   created_at: string;
+  deleted_at: string | null;
+}
+
+export interface KeyBudgetView {
+  period: BudgetPeriod;
+  limit_usd: string;
+}
+
+/** A key's budget in its current period (calendar UTC; a total budget's period never ends). */
+export interface KeyBudgetUsageView extends KeyBudgetView {
+  period_start: string;
+  /** When the budget starts afresh; null for a total budget. */
+  resets_at: string | null;
+  spent_usd: string;
+  /** Held by the key's requests still running. */
+  reserved_usd: string;
+  remaining_usd: string;
+}
+
+export interface KeyDetailsView extends Omit<KeyView, 'budget'> {
+  budget: KeyBudgetUsageView | null;
 }
 
 export interface UsageTotalsView {
@@ -106,7 +129,27 @@ export function keyView(key: ApiKeyRecord, now: Date = new Date()): KeyView {
     expires_at: key.expiresAt?.toISOString() ?? null,
     disabled: key.disabled,
     status: keyStatus(key, now),
+    budget: key.budget === undefined ? null : { period: key.budget.period, limit_usd: formatUsd(key.budget.limitNanos) },
     created_at: key.createdAt.toISOString(),
+    deleted_at: key.deletedAt?.toISOString() ?? null,
+  };
+}
+
+/** A key with what its budget has spent, holds and has left in the current period. */
+export function keyDetailsView(details: KeyDetails, now: Date = new Date()): KeyDetailsView {
+  const view = keyView(details.key, now);
+  const usage = details.budgetUsage;
+  if (view.budget === null || usage === undefined) return { ...view, budget: null };
+  return {
+    ...view,
+    budget: {
+      ...view.budget,
+      period_start: usage.window.start.toISOString(),
+      resets_at: usage.endsAt?.toISOString() ?? null,
+      spent_usd: formatUsd(usage.spentNanos),
+      reserved_usd: formatUsd(usage.reservedNanos),
+      remaining_usd: formatUsd(usage.remainingNanos),
+    },
   };
 }
 

@@ -5,7 +5,7 @@
  * emptied at once by `invalidate()` (a change in this process, or announced over Redis) and within
  * `revisionPollMs` of a change made by any other process (the store's revision counter).
  */
-import type { ApiKeyRecord, AccountRecord, KeyWithAccount, Store } from '../store/store.js';
+import type { ApiKeyRecord, AccountRecord, KeyBudget, KeyWithAccount, Store } from '../store/store.js';
 import { hashesEqual, hashKeySecret, KEY_PREFIX } from './key-secret.js';
 import { UnknownTokens } from './unknown-tokens.js';
 
@@ -45,6 +45,8 @@ interface CacheEntry {
 
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
+  /** The same entries by key id, for what the request path asks about a key it has authenticated. */
+  private readonly byKeyId = new Map<string, CacheEntry>();
   private readonly unknownTokens: UnknownTokens;
   private readonly store: Store;
   private readonly now: () => number;
@@ -101,17 +103,36 @@ export class Authenticator {
       this.unknownTokens.add(hash);
     } else {
       // Only real keys land here, so it outgrows its cap only with that many keys in use.
-      if (this.cache.size >= this.maxEntries) this.cache.clear();
-      this.cache.set(hash, { value: found, expiresAt: now + this.ttlMs });
+      if (this.cache.size >= this.maxEntries) this.clearKeys();
+      const entry = { value: found, expiresAt: now + this.ttlMs };
+      this.cache.set(hash, entry);
+      this.byKeyId.set(found.key.id, entry);
     }
     return found;
+  }
+
+  /**
+   * The budget of a key (undefined: none) as cached when it was authenticated, so that opening its
+   * hold costs no lookup; read from the store when the cache has let it go since. A budget changed
+   * elsewhere reaches the cache as any key change does (at once with Redis, else within a second),
+   * and the hold's guard reads the budget's amount from the database anyway.
+   */
+  async keyBudget(keyId: string): Promise<KeyBudget | undefined> {
+    const entry = this.byKeyId.get(keyId);
+    if (entry !== undefined && entry.expiresAt > this.now()) return entry.value.key.budget;
+    return (await this.store.findKey(keyId))?.budget;
   }
 
   /** Forgets every cached key and unknown token: call after any change to keys or accounts. */
   invalidate(): void {
     this.generation += 1;
-    this.cache.clear();
+    this.clearKeys();
     this.unknownTokens.clear();
+  }
+
+  private clearKeys(): void {
+    this.cache.clear();
+    this.byKeyId.clear();
   }
 
   /** Empties the caches when another process changed keys or accounts since the last check. */
@@ -124,7 +145,7 @@ export class Authenticator {
 
 function usableKey(found: KeyWithAccount, hash: string, now: number): AuthenticatedKey | null {
   if (!hashesEqual(found.key.hash, hash)) return null;
-  if (found.key.disabled || found.account.disabled) return null;
+  if (found.key.disabled || found.key.deletedAt !== undefined || found.account.disabled) return null;
   if (found.key.expiresAt !== null && found.key.expiresAt.getTime() <= now) return null;
   return found;
 }

@@ -9,8 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Usage } from '../protocol/canonical.js';
-import type { Charge, Store } from '../store/store.js';
+import { KeyBudgetExceededError, type Charge, type KeyBudget, type Store } from '../store/store.js';
 import { withMargin, type InputBound } from './input-bounds.js';
+import { budgetWindow } from './key-budget.js';
 import { costOf, type ModelPrices } from './prices.js';
 import { costOfTokens } from './money.js';
 
@@ -34,6 +35,11 @@ export interface BillingServiceDeps {
   now?: () => Date;
   /** A hold not settled within this time (its request crashed) is ended by `releaseExpired`. */
   holdTtlSeconds: number;
+  /**
+   * The budget of a key (undefined: none), from the key cache on the request path; read from the
+   * store by default. Its period is taken at this service's `now`.
+   */
+  keyBudget?: (keyId: string) => Promise<KeyBudget | undefined>;
 }
 
 /** What a settlement billed. */
@@ -53,6 +59,7 @@ export class BillingService {
   private readonly inputBounds: ReadonlyMap<string, InputBound>;
   private readonly now: () => Date;
   private readonly holdTtlMilliseconds: number;
+  private readonly keyBudget: (keyId: string) => Promise<KeyBudget | undefined>;
 
   constructor(deps: BillingServiceDeps) {
     if (!Number.isSafeInteger(deps.holdTtlSeconds) || deps.holdTtlSeconds <= 0) {
@@ -63,6 +70,7 @@ export class BillingService {
     this.inputBounds = deps.inputBounds ?? new Map();
     this.now = deps.now ?? (() => new Date());
     this.holdTtlMilliseconds = deps.holdTtlSeconds * 1_000;
+    this.keyBudget = deps.keyBudget ?? (async (keyId) => (await deps.store.findKey(keyId))?.budget);
   }
 
   /** The model's input margin and image allowance (what the request body is bounded with). */
@@ -83,7 +91,10 @@ export class BillingService {
     return costOfTokens(inputTokens, inputPrice) + costOfTokens(maxOutputTokens, prices.outputPerMillion);
   }
 
-  /** Opens a hold or throws new GatewayError('insufficient_balance') (403). */
+  /**
+   * Opens a hold, or throws the 403 GatewayError `insufficient_balance` (the balance less open holds
+   * cannot cover it) or `key_budget_exceeded` (the key's budget in its current period cannot).
+   */
   async reserve(input: {
     accountId: string;
     keyId: string;
@@ -102,15 +113,23 @@ export class BillingService {
       model: input.model,
       amountNanos,
     };
-    const opened = await this.store.openHold({
-      id: hold.id,
-      accountId: hold.accountId,
-      keyId: hold.keyId,
-      requestId: hold.requestId,
-      model: hold.model,
-      amountNanos,
-      expiresAt: this.expiryFromNow(),
-    });
+    const budget = await this.keyBudget(input.keyId);
+    let opened: boolean;
+    try {
+      opened = await this.store.openHold({
+        id: hold.id,
+        accountId: hold.accountId,
+        keyId: hold.keyId,
+        requestId: hold.requestId,
+        model: hold.model,
+        amountNanos,
+        expiresAt: this.expiryFromNow(),
+        ...(budget === undefined ? {} : { keyBudget: budgetWindow(budget.period, this.now()) }),
+      });
+    } catch (error) {
+      if (error instanceof KeyBudgetExceededError) throw new GatewayError('key_budget_exceeded');
+      throw error;
+    }
     // A disabled account also lands here: to the client it is a balance it cannot spend.
     if (!opened) throw new GatewayError('insufficient_balance');
     return hold;

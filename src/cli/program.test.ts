@@ -127,8 +127,8 @@ describe('keys', () => {
       expect(run.stdout).not.toContain(hash);
     }
     const lines = human.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+PREFIX\s+ACCOUNT\s+NAME\s+MODELS\s+RPM\s+TPM\s+EXPIRES\s+STATUS$/);
-    expect(lines[1]).toMatch(/\smodel-5\.6\s+default\s+default\s+never\s+active$/);
+    expect(lines[0]).toMatch(/^ID\s+PREFIX\s+ACCOUNT\s+NAME\s+MODELS\s+RPM\s+TPM\s+BUDGET USD\s+EXPIRES\s+STATUS$/);
+    expect(lines[1]).toMatch(/\smodel-5\.6\s+default\s+default\s+-\s+never\s+active$/);
   });
 
   it('list --account shows only that account’s keys', async () => {

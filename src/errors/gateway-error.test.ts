@@ -16,6 +16,13 @@ describe('GatewayError renders the spec table to the byte', () => {
     expect(body(error)).toBe(expected);
   });
 
+  it("a key's budget gets the balance's 403 in every field but the message, which names the key's budget", () => {
+    const error = new GatewayError('key_budget_exceeded');
+    expect(error.status).toBe(403);
+    expect(body(error)).toBe('{"error":{"message":"Insufficient key budget: this API key\'s spend limit cannot cover the request.","type":"service_api_error","param":"","code":"insufficient_user_quota"}}');
+    expect(body(new GatewayError('insufficient_balance'))).toContain('"message":"Insufficient balance."');
+  });
+
   it('404 names the method and the path without its query', () => {
     const error = GatewayError.routeNotFound('GET', '/v1/nothing?x=1');
     expect(error.status).toBe(404);

@@ -29,7 +29,8 @@ export type GatewayErrorCode =
   | 'expectation_failed'
   | 'headers_too_large'
   | 'forbidden'
-  | 'conflict';
+  | 'conflict'
+  | 'key_budget_exceeded';
 
 /**
  * How `param` is rendered: absent, always `""`, or the field the error is about (absent when the
@@ -75,6 +76,15 @@ export const ERROR_CATALOGUE: Readonly<Record<GatewayErrorCode, CatalogueEntry>>
   // contradicts the current state (a name taken, a debit beyond the balance), in OpenAI's style.
   forbidden: { status: 403, type: 'invalid_request_error', code: 'insufficient_permissions', param: 'absent', message: 'This admin token does not have the role this operation needs.' },
   conflict: { status: 409, type: 'invalid_request_error', code: 'conflict', param: 'field', message: 'The request conflicts with the current state.' },
+  // The 403 of a balance (the spec's row) for a key's own spend limit: same status, type, code and
+  // param, so clients handle both alike; only the message says it is the key's budget.
+  key_budget_exceeded: {
+    status: 403,
+    type: 'service_api_error',
+    code: 'insufficient_user_quota',
+    param: 'empty',
+    message: "Insufficient key budget: this API key's spend limit cannot cover the request.",
+  },
   headers_too_large: { status: 431, type: 'invalid_request_error', code: 'request_header_fields_too_large', param: 'absent', message: 'Request header fields too large.' },
 });
 

@@ -60,6 +60,8 @@ export interface AppDeps {
   adminListener?: boolean;
   /** Records each routed /v1 request (absent with `log.enabled: false`). */
   requestLog?: RequestLog;
+  /** Tells the other instances that keys or accounts changed (Redis), so their caches forget at once. */
+  announceKeyChange?: () => Promise<void>;
 }
 
 /** Renders `error` in the error shape of the route's surface (see error-shapes.ts). */
@@ -172,7 +174,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     store: deps.store,
     limiter: deps.limiter,
     authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
-    accountsChanged: () => deps.authenticator.invalidate(),
+    accountsChanged: () => {
+      deps.authenticator.invalidate();
+      // Without it (or when Redis is away) the other instances notice through the revision poll.
+      deps.announceKeyChange?.().catch((error: unknown) => deps.logger.warn({ err: error }, 'announcing a key change through Redis failed'));
+    },
     config: deps.config,
     catalog: deps.catalog,
     router: deps.router,

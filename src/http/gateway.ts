@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createAlerts } from '../alerts/alerts.js';
+import { createKeyBudgetChecker } from '../alerts/key-budget-checker.js';
 import { createLowBalanceChecker } from '../alerts/low-balance-checker.js';
 import { publishHealthChange } from '../alerts/target-events.js';
 import { Authenticator } from '../auth/authenticator.js';
@@ -49,6 +50,8 @@ export interface GatewayOptions {
   adminListener?: boolean;
   /** Request log tuning for tests: batch writer options and how often expired rows are pruned. */
   requestLog?: Pick<Parameters<typeof createRequestLog>[0], 'writer' | 'pruneIntervalMs'>;
+  /** Tells the other instances of a key or account change made through the admin API (Redis). */
+  announceKeyChange?: () => Promise<void>;
 }
 
 export interface Gateway {
@@ -72,7 +75,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     env: options.env ?? process.env,
     logger: options.logger,
     now,
-    checkers: [createLowBalanceChecker(options.store)],
+    checkers: [createLowBalanceChecker(options.store), createKeyBudgetChecker(options.store)],
   });
   const providers = createProviders(options.config.providers, options.env ?? process.env);
   const catalog = buildCatalog(options.config.models, providers);
@@ -102,6 +105,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     inputBounds: inputBoundsFromConfig(options.config),
     now: () => new Date(now()),
     holdTtlSeconds: options.config.billing.hold_ttl_seconds,
+    keyBudget: (keyId) => authenticator.keyBudget(keyId),
   });
   const holdTtlMs = options.config.billing.hold_ttl_seconds * 1000;
   const holdKeeper = new HoldKeeper({
@@ -141,6 +145,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     now,
     adminListener: options.adminListener === true,
     ...(requestLog === undefined ? {} : { requestLog }),
+    ...(options.announceKeyChange === undefined ? {} : { announceKeyChange: options.announceKeyChange }),
   });
   const adminServer = options.adminListener === true ? createAdminServer(app, options.config.limits) : undefined;
 

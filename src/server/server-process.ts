@@ -66,6 +66,7 @@ export async function startServerProcess(env: Env, options: { migrate: boolean; 
   // A worker's /metrics answers the sum of every worker's registry, collected by the primary.
   const scrapeMetrics = options.clusterWorker ? clusterMetricsScraper(metrics.registry) : undefined;
   const tracing = await startTracing(env, logger);
+  const keyEvents = limits.keyEvents;
   const gateway = await createGateway({
     config,
     store,
@@ -76,9 +77,10 @@ export async function startServerProcess(env: Env, options: { migrate: boolean; 
     ...(scrapeMetrics === undefined ? {} : { scrapeMetrics }),
     ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
     adminListener: separateAdminPort !== undefined,
+    ...(keyEvents === undefined ? {} : { announceKeyChange: () => keyEvents.publish() }),
   });
   // A key disabled through any instance is refused here at once (the store revision poll is the fallback).
-  const unsubscribe = await limits.keyEvents?.subscribe(() => gateway.authenticator.invalidate());
+  const unsubscribe = await keyEvents?.subscribe(() => gateway.authenticator.invalidate());
   await gateway.app.listen({ host, port });
   const bound = gateway.app.server.address() as AddressInfo;
   const adminServer = gateway.adminServer;

@@ -5,9 +5,9 @@
  */
 import type { Kysely } from 'kysely';
 import { appendAudit } from './admin-queries.js';
-import { decodeAccount, decodeAdminToken } from './row-decoding.js';
+import { decodeAccount, decodeAdminToken, decodeApiKey } from './row-decoding.js';
 import type { Database, StoreEngine } from './schema.js';
-import type { AccountRecord, AdminTokenRecord, AuditDraft } from './store.js';
+import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditDraft } from './store.js';
 
 type Reader<T> = (transaction: Kysely<Database>, engine: StoreEngine, id: string) => Promise<T | undefined>;
 
@@ -24,12 +24,22 @@ export const readAdminToken: Reader<AdminTokenRecord> = async (transaction, engi
 };
 
 /**
+ * `FOR NO KEY UPDATE` rather than `FOR UPDATE`: holds and charges reference the key (foreign keys
+ * take a key-share lock on it), and a key change must not block them or deadlock with them.
+ */
+export const readKey: Reader<ApiKeyRecord> = async (transaction, engine, id) => {
+  const query = transaction.selectFrom('api_keys').selectAll().where('id', '=', id);
+  const row = await (engine === 'postgres' ? query.forNoKeyUpdate() : query).executeTakeFirst();
+  return row === undefined ? undefined : decodeApiKey(row);
+};
+
+/**
  * `change` returns whether it changed anything; only then is the audit row written. Returns what
  * `change` returned.
  */
 export async function auditedChange<T>(
   transaction: Kysely<Database>,
-  target: { engine: StoreEngine; type: 'account' | 'admin_token'; id: string; read: Reader<T> },
+  target: { engine: StoreEngine; type: 'account' | 'admin_token' | 'key'; id: string; read: Reader<T> },
   audit: AuditDraft<T> | undefined,
   at: Date,
   change: () => Promise<boolean>,

@@ -8,6 +8,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { heldBudgetOf, settleKeySpend } from './key-budget-queries.js';
 import { appendLedgerEntry, chargeCountsAnything, EXPIRED_HOLD_NOTE } from './ledger-queries.js';
 import { toBigInt, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
 
@@ -59,6 +60,8 @@ async function releaseOne(transact: Transact, holdId: string, createdAt: number)
         'checkpoint_cached_input_tokens',
         'checkpoint_output_tokens',
         'checkpoint_reasoning_tokens',
+        'budget_period',
+        'budget_period_start',
       ])
       .executeTakeFirst();
     if (expired === undefined) return false;
@@ -77,6 +80,9 @@ async function releaseOne(transact: Transact, holdId: string, createdAt: number)
       .set((eb) => ({ reserved_nanos: eb('reserved_nanos', '-', heldNanos), balance_nanos: eb('balance_nanos', '-', costNanos) }))
       .where('id', '=', accountId)
       .execute();
+    // Its key's budget period (key-budget-queries.ts) spends what the account was charged.
+    const heldBudget = heldBudgetOf(expired);
+    if (heldBudget !== undefined) await settleKeySpend(transaction, heldBudget, heldNanos, costNanos);
     // What the crashed request had delivered by its last checkpoint is billed, once.
     if (chargeCountsAnything(costNanos, tokens)) {
       await appendLedgerEntry(transaction, {

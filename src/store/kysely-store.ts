@@ -2,7 +2,7 @@
  * The Store over Kysely: one set of queries for SQLite and PostgreSQL. Accounts, keys and the
  * revision counter live here; holds, the ledger, stored responses, the instance heartbeat and console
  * sessions in hold-queries.ts, ledger-queries.ts, response-queries.ts, instance-queries.ts and
- * console-session-queries.ts.
+ * console-session-queries.ts; key changes and key budgets in key-queries.ts and key-budget-queries.ts.
  * Built by open-store.ts, which knows the engine-specific parts (connection, transactions,
  * migration locking) and hands them in.
  */
@@ -25,7 +25,13 @@ import type {
   Page,
   PageRequest,
   ApiKeyRecord,
+  BudgetWindow,
   Charge,
+  KeyBudgetLevel,
+  KeyChanges,
+  KeyCursor,
+  KeyFilter,
+  KeySpend,
   KeyWithAccount,
   LedgerEntry,
   InstanceRecord,
@@ -45,9 +51,10 @@ import type {
 } from './store.js';
 import * as admin from './admin-queries.js';
 import * as alerts from './alert-queries.js';
-import { auditedChange, readAccount, readAdminToken } from './audited-change.js';
+import { auditedChange, readAccount, readAdminToken, readKey } from './audited-change.js';
 import * as consoleSessions from './console-session-queries.js';
 import * as holds from './hold-queries.js';
+import * as keys from './key-queries.js';
 import type { Transact } from './hold-queries.js';
 import { GroupCommit } from './group-commit.js';
 import { checkpointOperation, MAX_HOLD_BATCH_SIZE, openOperation, settleOperation, type HoldBatchCommit, type HoldOperation } from './hold-operations.js';
@@ -93,6 +100,9 @@ const KEY_COLUMNS = [
   'api_keys.expires_at as key_expires_at',
   'api_keys.disabled as key_disabled',
   'api_keys.created_at as key_created_at',
+  'api_keys.budget_nanos as key_budget_nanos',
+  'api_keys.budget_period as key_budget_period',
+  'api_keys.deleted_at as key_deleted_at',
 ] as const;
 
 export class KyselyStore implements Store {
@@ -243,10 +253,10 @@ export class KyselyStore implements Store {
     return done ? this.requireAccount(accountId) : undefined;
   }
 
-  async createKey(key: ApiKeyRecord): Promise<void> {
+  async createKey(key: ApiKeyRecord, audit?: AuditDraft<ApiKeyRecord>): Promise<void> {
     assertOptionalLimit(key.requestsPerWindow, 'requestsPerWindow');
     assertOptionalLimit(key.tokensPerMinute, 'tokensPerMinute');
-    await this.transact(async (transaction) => {
+    await this.transact((transaction) => this.auditKey(transaction, key.id, audit, async () => {
       const account = await transaction.selectFrom('accounts').select('id').where('id', '=', key.accountId).executeTakeFirst();
       if (account === undefined) throw new Error(`no account with id ${JSON.stringify(key.accountId)}`);
       await transaction
@@ -263,10 +273,13 @@ export class KyselyStore implements Store {
           expires_at: key.expiresAt === null ? null : toEpochMilliseconds(key.expiresAt, 'expiresAt'),
           disabled: key.disabled ? 1 : 0,
           created_at: toEpochMilliseconds(key.createdAt, 'createdAt'),
+          budget_nanos: key.budget?.limitNanos ?? null,
+          budget_period: key.budget?.period ?? null,
         })
         .execute();
       await bumpRevision(transaction);
-    });
+      return true;
+    }));
   }
 
   async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {
@@ -290,13 +303,18 @@ export class KyselyStore implements Store {
     return byPrefix === undefined ? undefined : decodeApiKey(byPrefix);
   }
 
-  async setKeyDisabled(keyId: string, disabled: boolean): Promise<boolean> {
-    return this.transact(async (transaction) => {
-      const updated = await transaction.updateTable('api_keys').set({ disabled: disabled ? 1 : 0 }).where('id', '=', keyId).executeTakeFirst();
+  async setKeyDisabled(keyId: string, disabled: boolean, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean> {
+    return this.transact((transaction) => this.auditKey(transaction, keyId, audit, async () => {
+      const updated = await transaction
+        .updateTable('api_keys')
+        .set({ disabled: disabled ? 1 : 0 })
+        .where('id', '=', keyId)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
       if (updated.numUpdatedRows !== 1n) return false;
       await bumpRevision(transaction);
       return true;
-    });
+    }));
   }
 
   /** Returns false when no such account exists. */
@@ -331,6 +349,9 @@ export class KyselyStore implements Store {
         expires_at: row.key_expires_at,
         disabled: row.key_disabled,
         created_at: row.key_created_at,
+        budget_nanos: row.key_budget_nanos,
+        budget_period: row.key_budget_period,
+        deleted_at: row.key_deleted_at,
       }),
       account: decodeAccount(row),
     };
@@ -502,6 +523,54 @@ export class KyselyStore implements Store {
 
   pruneAlertDeliveries(before: Date, limit: number): Promise<number> {
     return alerts.pruneAlertDeliveries(this.db, before, limit);
+  }
+
+  // ---- Keys administration and key budgets (migration 0006) ----
+
+  listKeysPage(filter: KeyFilter, page: PageRequest<KeyCursor>): Promise<Page<ApiKeyRecord, KeyCursor>> {
+    return keys.listKeysPage(this.db, filter, page);
+  }
+
+  async updateKey(keyId: string, changes: KeyChanges, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean> {
+    if (changes.requestsPerWindow !== undefined) assertOptionalLimit(changes.requestsPerWindow, 'requestsPerWindow');
+    if (changes.tokensPerMinute !== undefined) assertOptionalLimit(changes.tokensPerMinute, 'tokensPerMinute');
+    if (changes.budget !== undefined && changes.budget !== null) ledger.assertNonNegativeAmount(changes.budget.limitNanos, 'budget');
+    return this.transact((transaction) => this.auditKey(transaction, keyId, audit, async () => {
+      if (!(await keys.updateKey(transaction, keyId, changes))) return false;
+      await bumpRevision(transaction);
+      return true;
+    }));
+  }
+
+  async rotateKey(keyId: string, secret: { prefix: string; hash: string }, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean> {
+    return this.transact((transaction) => this.auditKey(transaction, keyId, audit, async () => {
+      if (!(await keys.rotateKey(transaction, keyId, secret))) return false;
+      await keys.endKeySessions(transaction, keyId);
+      await bumpRevision(transaction);
+      return true;
+    }));
+  }
+
+  async deleteKey(keyId: string, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean> {
+    const at = this.now();
+    return this.transact((transaction) => this.auditKey(transaction, keyId, audit, async () => {
+      if (!(await keys.deleteKey(transaction, keyId, at))) return false;
+      await keys.endKeySessions(transaction, keyId);
+      await bumpRevision(transaction);
+      return true;
+    }));
+  }
+
+  keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend> {
+    return keys.keySpend(this.db, keyId, window);
+  }
+
+  keyBudgetLevels(current: readonly BudgetWindow[], limit: number): Promise<KeyBudgetLevel[]> {
+    return keys.keyBudgetLevels(this.db, current, limit);
+  }
+
+  private auditKey(transaction: Kysely<Database>, keyId: string, audit: AuditDraft<ApiKeyRecord> | undefined, change: () => Promise<boolean>): Promise<boolean> {
+    return auditedChange(transaction, { engine: this.engine, type: 'key', id: keyId, read: readKey }, audit, this.now(), change);
   }
 
   private auditAccount(transaction: Kysely<Database>, accountId: string, audit: AuditDraft<AccountRecord> | undefined, change: () => Promise<boolean>): Promise<boolean> {

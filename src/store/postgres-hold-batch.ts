@@ -15,6 +15,7 @@ import type { Outcome } from './group-commit.js';
 import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
 import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
 import type { Database } from './schema.js';
+import { KeyBudgetExceededError } from './store.js';
 
 /** An operation that failed on its own inside a batch, with PostgreSQL's SQLSTATE as its `code`. */
 export class HoldOperationError extends Error {
@@ -38,10 +39,10 @@ export function createPostgresHoldBatchCommit(db: Kysely<Database>): HoldBatchCo
   return async (operations) => {
     const payload = JSON.stringify(operations.map(encode));
     try {
-      return decode(await apply(db, payload, false), operations.length);
+      return decode(await apply(db, payload, false), operations);
     } catch (error) {
       if (!isOperationError(error)) throw error;
-      return decode(await apply(db, payload, true), operations.length);
+      return decode(await apply(db, payload, true), operations);
     }
   };
 }
@@ -71,6 +72,7 @@ function encode(operation: HoldOperation): Record<string, unknown> {
         amount_nanos: hold.amountNanos.toString(),
         expires_at: hold.expiresAt.getTime(),
         created_at: operation.createdAt,
+        ...(hold.keyBudget !== undefined && { budget_period: hold.keyBudget.period, budget_period_start: hold.keyBudget.start.getTime() }),
       };
     }
     case 'settle': {
@@ -114,12 +116,16 @@ function encode(operation: HoldOperation): Record<string, unknown> {
   }
 }
 
-function decode(outcomes: unknown, count: number): Array<Outcome<boolean>> {
+function decode(outcomes: unknown, operations: readonly HoldOperation[]): Array<Outcome<boolean>> {
+  const count = operations.length;
   if (!Array.isArray(outcomes) || outcomes.length !== count) throw new Error(`tollgate_apply_hold_operations returned ${JSON.stringify(outcomes)} for ${count} operations`);
-  return outcomes.map((outcome: unknown): Outcome<boolean> => {
+  return outcomes.map((outcome: unknown, index): Outcome<boolean> => {
     if (typeof outcome === 'object' && outcome !== null) {
       const { ok, value, code, message } = outcome as Record<string, unknown>;
       if (ok === true && typeof value === 'boolean') return { ok: true, value };
+      // An open that the key's budget refused (migration 0008's tollgate_open_hold answers null).
+      const operation = operations[index];
+      if (ok === true && value === null && operation?.kind === 'open') return { ok: false, error: new KeyBudgetExceededError(operation.hold.keyId) };
       if (ok === false && typeof code === 'string' && typeof message === 'string') return { ok: false, error: new HoldOperationError(message, code) };
     }
     throw new Error(`tollgate_apply_hold_operations returned an outcome it should not: ${JSON.stringify(outcome)}`);

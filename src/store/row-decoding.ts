@@ -3,7 +3,7 @@
  * (see schema.ts), and a row is data from outside, so every value is checked here rather than
  * trusted: a wrong type throws instead of turning into NaN or a silently rounded amount.
  */
-import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, LedgerEntry } from './store.js';
+import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, BudgetPeriod, KeyBudget, LedgerEntry } from './store.js';
 
 /** Raised when a row holds something the schema does not allow: a bug or a foreign database. */
 export class StoreDataError extends Error {
@@ -122,9 +122,30 @@ export interface ApiKeyRow {
   expires_at: unknown;
   disabled: unknown;
   created_at: unknown;
+  budget_nanos: unknown;
+  budget_period: unknown;
+  deleted_at: unknown;
 }
 
+const BUDGET_PERIODS: readonly BudgetPeriod[] = ['total', 'day', 'week', 'month'];
+
+/** A budget period read from a column: one of the four, or a StoreDataError. */
+export function toBudgetPeriod(value: unknown, field: string): BudgetPeriod {
+  const text = toText(value, field);
+  const period = BUDGET_PERIODS.find((candidate) => candidate === text);
+  if (period === undefined) throw new StoreDataError(`${field}: unknown budget period ${JSON.stringify(text)}`);
+  return period;
+}
+
+function decodeKeyBudget(row: ApiKeyRow): KeyBudget | undefined {
+  if (row.budget_nanos === null && row.budget_period === null) return undefined;
+  return { limitNanos: toBigInt(row.budget_nanos, 'api_keys.budget_nanos'), period: toBudgetPeriod(row.budget_period, 'api_keys.budget_period') };
+}
+
+/** A key record; `budget` and `deletedAt` are left out when the key has none. */
 export function decodeApiKey(row: ApiKeyRow): ApiKeyRecord {
+  const budget = decodeKeyBudget(row);
+  const deletedAt = toNullableDate(row.deleted_at, 'api_keys.deleted_at');
   return {
     id: toText(row.id, 'api_keys.id'),
     accountId: toText(row.account_id, 'api_keys.account_id'),
@@ -137,6 +158,8 @@ export function decodeApiKey(row: ApiKeyRow): ApiKeyRecord {
     expiresAt: toNullableDate(row.expires_at, 'api_keys.expires_at'),
     disabled: toFlag(row.disabled, 'api_keys.disabled'),
     createdAt: toDate(row.created_at, 'api_keys.created_at'),
+    ...(budget === undefined ? {} : { budget }),
+    ...(deletedAt === null ? {} : { deletedAt }),
   };
 }
 

@@ -10,7 +10,7 @@
  * (SQLite has no boolean type and better-sqlite3 cannot bind one).
  */
 import type { ColumnType, Generated } from 'kysely';
-import type { AdminRole, ConsoleSessionKind, Store } from './store.js';
+import type { AdminRole, BudgetPeriod, ConsoleSessionKind, Store } from './store.js';
 
 export type StoreEngine = Store['engine'];
 
@@ -46,6 +46,11 @@ export interface ApiKeysTable {
   expires_at: NullableInt64;
   disabled: Int32;
   created_at: Int64;
+  /** The key's spend limit and its period (migration 0006): both null, or both set. */
+  budget_nanos: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+  budget_period: ColumnType<BudgetPeriod | null, BudgetPeriod | null | undefined, BudgetPeriod | null>;
+  /** When the key was deleted (migration 0006); null while it is not. */
+  deleted_at: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
 }
 
 export type HoldState = 'open' | 'settled' | 'expired';
@@ -67,6 +72,22 @@ export interface HoldsTable {
   checkpoint_cached_input_tokens: ColumnType<bigint | number, number | undefined, number>;
   checkpoint_output_tokens: ColumnType<bigint | number, number | undefined, number>;
   checkpoint_reasoning_tokens: ColumnType<bigint | number, number | undefined, number>;
+  /** The key budget period the hold counts against (migration 0006); null when its key had no budget. */
+  budget_period: ColumnType<BudgetPeriod | null, BudgetPeriod | null | undefined, BudgetPeriod | null>;
+  budget_period_start: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+}
+
+/**
+ * A key's spend per budget period (migration 0006): one row per (key, period kind, period start),
+ * so a new day, week or month is simply a new row and nothing has to reset them. `spent_nanos` is
+ * what settled there, `reserved_nanos` what the key's open holds there reserve.
+ */
+export interface KeySpendTable {
+  key_id: string;
+  period: BudgetPeriod;
+  period_start: Int64;
+  spent_nanos: Int64;
+  reserved_nanos: Int64;
 }
 
 /** `excess` (migration 0003): cost reported beyond a hold, recorded and never debited. */
@@ -218,6 +239,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   holds: HoldsTable;
+  key_spend: KeySpendTable;
   ledger: LedgerTable;
   revision: RevisionTable;
   responses: ResponsesTable;

@@ -13,10 +13,11 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Outcome } from './group-commit.js';
 import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
+import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from './key-budget-queries.js';
 import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
 import { toBigInt, toEpochMilliseconds, toText } from './row-decoding.js';
 import type { Database } from './schema.js';
-import type { Charge, HoldCheckpoint, NewHold } from './store.js';
+import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from './store.js';
 
 interface Prepared {
   commit: (operations: readonly HoldOperation[]) => Array<Outcome<boolean>>;
@@ -27,9 +28,13 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
     'UPDATE accounts SET reserved_nanos = reserved_nanos + ? WHERE id = ? AND disabled = 0 AND balance_nanos - reserved_nanos >= ?',
   );
   const insertHold = connection.prepare(
-    "INSERT INTO holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?)",
+    "INSERT INTO holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)",
   );
-  const markSettled = connection.prepare("UPDATE holds SET state = 'settled' WHERE id = ? AND state = 'open' RETURNING account_id, amount_nanos");
+  const markSettled = connection.prepare(
+    "UPDATE holds SET state = 'settled' WHERE id = ? AND state = 'open' RETURNING account_id, amount_nanos, key_id, budget_period, budget_period_start",
+  );
+  const reserveKeyBudget = connection.prepare(RESERVE_KEY_BUDGET_SQL);
+  const settleKeySpend = connection.prepare(SETTLE_KEY_SPEND_SQL);
   const release = connection.prepare('UPDATE accounts SET reserved_nanos = reserved_nanos - ?, balance_nanos = balance_nanos - ? WHERE id = ?');
   const appendCharge = connection.prepare(
     `INSERT INTO ledger (account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_tokens, note, created_at)
@@ -45,16 +50,35 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
 
   const open = connection.transaction((hold: NewHold, createdAt: number): boolean => {
     if (reserve.run(hold.amountNanos, hold.accountId, hold.amountNanos).changes !== 1) return false;
-    insertHold.run(hold.id, hold.accountId, hold.keyId, hold.requestId, hold.model, hold.amountNanos, toEpochMilliseconds(hold.expiresAt, 'hold expiresAt'), createdAt);
+    // The key's budget, in the same savepoint (key-budget-queries.ts): a refusal rolls the hold back.
+    if (hold.keyBudget !== undefined && reserveKeyBudget.run(...reserveKeyBudgetParameters(hold.keyId, hold.keyBudget, hold.amountNanos)).changes !== 1) {
+      throw new KeyBudgetExceededError(hold.keyId);
+    }
+    const budgetStart = hold.keyBudget === undefined ? null : toEpochMilliseconds(hold.keyBudget.start, 'budget period start');
+    insertHold.run(
+      hold.id,
+      hold.accountId,
+      hold.keyId,
+      hold.requestId,
+      hold.model,
+      hold.amountNanos,
+      toEpochMilliseconds(hold.expiresAt, 'hold expiresAt'),
+      createdAt,
+      hold.keyBudget?.period ?? null,
+      budgetStart,
+    );
     return true;
   });
   const settle = connection.transaction((holdId: string, charge: Charge | null, createdAt: number): boolean => {
-    const row = markSettled.get(holdId) as { account_id: unknown; amount_nanos: unknown } | undefined;
+    const row = markSettled.get(holdId) as { account_id: unknown; amount_nanos: unknown; key_id: unknown; budget_period: unknown; budget_period_start: unknown } | undefined;
     if (row === undefined) return false;
     const accountId = toText(row.account_id, 'holds.account_id');
     const billed = charge !== null && chargeCountsAnything(charge.costNanos, charge);
     const costNanos = billed ? charge.costNanos : 0n;
-    release.run(toBigInt(row.amount_nanos, 'holds.amount_nanos'), costNanos, accountId);
+    const heldNanos = toBigInt(row.amount_nanos, 'holds.amount_nanos');
+    release.run(heldNanos, costNanos, accountId);
+    const heldBudget = heldBudgetOf(row);
+    if (heldBudget !== undefined) settleKeySpend.run(...settleKeySpendParameters(heldBudget, heldNanos, costNanos));
     if (billed) {
       appendCharge.run(
         accountId,

@@ -33,6 +33,28 @@ export interface ApiKeyRecord {
   expiresAt: Date | null;
   disabled: boolean;
   createdAt: Date;
+  /** A spend limit (migration 0006); absent means none. */
+  budget?: KeyBudget;
+  /** When the key was deleted (refused from then on, its history kept); absent means never. */
+  deletedAt?: Date;
+}
+
+/**
+ * How a key budget's spend is grouped: `total` never resets; `day`, `week` (from Monday) and
+ * `month` are calendar periods in UTC that start afresh by themselves (docs/architecture.md, Money).
+ */
+export type BudgetPeriod = 'total' | 'day' | 'week' | 'month';
+
+/** A key's spend limit: at most `limitNanos` per `period`. */
+export interface KeyBudget {
+  limitNanos: bigint;
+  period: BudgetPeriod;
+}
+
+/** The period of a key budget a hold counts against: `start` is its first instant (epoch 0 for `total`). */
+export interface BudgetWindow {
+  period: BudgetPeriod;
+  start: Date;
 }
 
 export interface KeyWithAccount {
@@ -102,6 +124,23 @@ export interface NewHold {
   model: string;
   amountNanos: bigint;
   expiresAt: Date;
+  /**
+   * The key's budget period, when the key has a budget: the hold is then opened only if the key's
+   * spend in that period, plus its open holds there, plus this one stay within the budget (in the
+   * same transaction as the balance check), and its settlement counts there. Absent: no key budget.
+   */
+  keyBudget?: BudgetWindow;
+}
+
+/**
+ * What `openHold` rejects with when the key's budget, not the balance, cannot cover the hold
+ * (nothing is reserved then). The balance refusal stays a `false` result.
+ */
+export class KeyBudgetExceededError extends Error {
+  constructor(readonly keyId: string) {
+    super(`the budget of key ${keyId} cannot cover the hold`);
+    this.name = 'KeyBudgetExceededError';
+  }
 }
 
 /** A response kept for `GET /v1/responses/{id}` and `previous_response_id` (Responses `store`). */
@@ -202,6 +241,54 @@ export interface AccountFilter {
   /** Names containing this text (case-sensitive). */
   nameContains?: string;
   status?: 'active' | 'disabled';
+}
+
+/** Keys sort by creation time, then id, like accounts. */
+export type KeyCursor = AccountCursor;
+
+/** What a key is now: deleted wins over disabled, disabled over expired. */
+export type KeyStatus = 'active' | 'disabled' | 'expired' | 'deleted';
+
+export interface KeyFilter {
+  accountId?: string;
+  /** Absent: every key but the deleted ones. */
+  status?: KeyStatus;
+  /** The instant `expired` and `active` are judged at. */
+  now: Date;
+}
+
+/** A change to a key's settings: an absent field stays as it is, null clears it. */
+export interface KeyChanges {
+  name?: string | null;
+  models?: string[] | null;
+  requestsPerWindow?: number | null;
+  tokensPerMinute?: number | null;
+  expiresAt?: Date | null;
+  /**
+   * A new budget, or null for none. When the key's budget period `current` has no spend row yet
+   * (the key had no budget of that period), its spend so far is counted from the ledger's charges.
+   */
+  budget?: (KeyBudget & { current: BudgetWindow }) | null;
+}
+
+/** A key's spend in one budget period: settled charges, and what its open holds there reserve. */
+export interface KeySpend {
+  spentNanos: bigint;
+  reservedNanos: bigint;
+}
+
+/**
+ * A key whose spend in its current budget period has reached 80% of its budget, with the alert
+ * claims it has for that period (kinds `key_budget.80` and `key_budget.100`, scope `periodScope`).
+ */
+export interface KeyBudgetLevel {
+  key: ApiKeyRecord & { budget: KeyBudget };
+  window: BudgetWindow;
+  /** The claims' scope for this period: its start in epoch milliseconds, as text. */
+  periodScope: string;
+  spentNanos: bigint;
+  claimed80: boolean;
+  claimed100: boolean;
 }
 
 // ---- Request log and usage by group (migration 0007) ----
@@ -309,12 +396,12 @@ export interface Store {
   /** Adds a credit entry to the ledger and the amount to the balance, atomically. */
   credit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord>;
 
-  createKey(key: ApiKeyRecord): Promise<void>;
+  createKey(key: ApiKeyRecord, audit?: AuditDraft<ApiKeyRecord>): Promise<void>;
   listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
   /** By id, or else by prefix. */
   findKey(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
-  /** Returns false when no such key exists. */
-  setKeyDisabled(keyId: string, disabled: boolean): Promise<boolean>;
+  /** Returns false when no such key exists, or it is deleted. */
+  setKeyDisabled(keyId: string, disabled: boolean, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
   findKeyByHash(hash: string): Promise<KeyWithAccount | undefined>;
   /**
    * A number that grows with every change to keys or accounts (disable, enable, create), so that
@@ -324,7 +411,9 @@ export interface Store {
 
   /**
    * Opens a hold atomically if the account's balance less its open holds covers `amountNanos`.
-   * Returns false (and changes nothing) when it does not, or when the account is disabled.
+   * Returns false (and changes nothing) when it does not, or when the account is disabled. With
+   * `keyBudget`, also only if the key's budget covers it; rejects with `KeyBudgetExceededError` (and
+   * changes nothing) when it does not.
    */
   openHold(hold: NewHold): Promise<boolean>;
   /**
@@ -428,6 +517,29 @@ export interface Store {
   listAlertDeliveries(filter: { state?: AlertDeliveryState }, page: PageRequest<number>): Promise<Page<AlertDelivery, number>>;
   /** Deletes up to `limit` deliveries created before `before`, whatever their state; returns how many. */
   pruneAlertDeliveries(before: Date, limit: number): Promise<number>;
+
+  // ---- Keys administration and key budgets (migration 0006) ----
+  /** One page of keys, oldest first. */
+  listKeysPage(filter: KeyFilter, page: PageRequest<KeyCursor>): Promise<Page<ApiKeyRecord, KeyCursor>>;
+  /** Changes a key's settings. Returns false when no such key exists, or it is deleted. */
+  updateKey(keyId: string, changes: KeyChanges, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
+  /**
+   * Gives a key a new secret (hash and prefix): the old one is refused from then on, and the console
+   * sessions the key opened end. False when no such live key.
+   */
+  rotateKey(keyId: string, secret: { prefix: string; hash: string }, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
+  /**
+   * Marks a key deleted (its ledger history stays) and ends its console sessions. False when no such
+   * key exists, or it is deleted already.
+   */
+  deleteKey(keyId: string, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
+  /** The key's spend in one budget period (zero when it has none there). */
+  keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend>;
+  /**
+   * Live keys whose spend in the current period (`current`: the window of each period kind now) is
+   * at least 80% of their budget and that have not yet been alerted at every level they reached.
+   */
+  keyBudgetLevels(current: readonly BudgetWindow[], limit: number): Promise<KeyBudgetLevel[]>;
 }
 
 /** A condition that fires once until it clears: `balance.low` of an account, a key's budget level in a period. */

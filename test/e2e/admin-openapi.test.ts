@@ -10,6 +10,7 @@ import { startHarness, type Harness } from '../support/harness.js';
 
 interface OpenApiDocument {
   openapi: string;
+  components?: { schemas?: Record<string, unknown> };
   paths: Record<string, Record<string, { requestBody?: unknown; parameters?: Array<{ name: string; in: string }> }>>;
 }
 
@@ -71,6 +72,21 @@ describe('admin OpenAPI document', () => {
     expect(JSON.stringify(debit?.requestBody)).toContain('reason');
     const list = document.paths['/admin/v1/accounts']?.get;
     expect(list?.parameters?.map((parameter) => `${parameter.in}:${parameter.name}`).sort()).toEqual(['query:cursor', 'query:limit', 'query:name', 'query:status']);
+  });
+
+  it('describes the keys routes, their budget and the key-only fields', () => {
+    for (const route of ['POST /admin/v1/keys', 'GET /admin/v1/keys', 'GET /admin/v1/keys/{key}', 'PATCH /admin/v1/keys/{key}', 'DELETE /admin/v1/keys/{key}', 'POST /admin/v1/keys/{key}/rotate', 'POST /admin/v1/keys/{key}/disable', 'POST /admin/v1/keys/{key}/enable']) {
+      const [method = '', path = ''] = route.split(' ');
+      expect(document.paths[path]?.[method.toLowerCase()], route).toBeDefined();
+    }
+    const create = JSON.stringify(document.paths['/admin/v1/keys']?.post?.requestBody);
+    for (const field of ['account', 'models', 'requests_per_window', 'tokens_per_minute', 'expires_at', 'budget', 'limit_usd', 'week']) expect(create).toContain(field);
+    const list = document.paths['/admin/v1/keys']?.get;
+    expect(list?.parameters?.map((parameter) => `${parameter.in}:${parameter.name}`).sort()).toEqual(['query:account', 'query:cursor', 'query:limit', 'query:status']);
+    expect(JSON.stringify(document.paths['/admin/v1/keys/{key}']?.get)).toContain('#/components/schemas/KeyDetails');
+    expect(JSON.stringify(document.components?.schemas?.KeyDetails)).toContain('remaining_usd');
+    // Secrets only in the create and rotate answers; hashes nowhere.
+    expect(JSON.stringify(document)).not.toContain('hash');
   });
 
   it('needs an admin token, like every admin route', async () => {

@@ -1,6 +1,7 @@
 /**
  * The README's admin API curl lines, run as printed against a real server: only the address is
- * swapped for the test server's, and `ADMIN_TOKEN` is an operator token, as the README says.
+ * swapped for the test server's, `ADMIN_TOKEN` is an operator token and `KEY_ID` the id the keys
+ * example created, as the README says.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -46,10 +47,10 @@ function readmeAdminCurls(): string[] {
 }
 
 /** Runs a README curl line as printed (against the test server); resolves with its status and body. */
-async function runCurl(curl: string, baseUrl: string, token: string): Promise<{ status: string; body: string }> {
+async function runCurl(curl: string, baseUrl: string, token: string, env: Record<string, string> = {}): Promise<{ status: string; body: string }> {
   expect(curl).toContain(README_ADDRESS);
   const line = curl.replaceAll(README_ADDRESS, baseUrl);
-  const { stdout } = await run('sh', ['-c', `${line} -w '\\n%{http_code}'`], { env: { ...process.env, ADMIN_TOKEN: token } });
+  const { stdout } = await run('sh', ['-c', `${line} -w '\\n%{http_code}'`], { env: { ...process.env, ADMIN_TOKEN: token, ...env } });
   return { status: stdout.slice(stdout.lastIndexOf('\n') + 1), body: stdout.slice(0, stdout.lastIndexOf('\n')) };
 }
 
@@ -112,5 +113,26 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
     const keys = parseCsvRecords(usageCsv);
     expect(keys.header[0]).toBe('key');
     expect(keys.records).toEqual([expect.objectContaining({ requests: '1', errors: '0' })]);
+  });
+
+  it('the keys curl lines work as printed, KEY_ID being the id the first one answered', async () => {
+    const curls = readmeCurls('### Keys');
+    expect(curls.length).toBeGreaterThanOrEqual(7);
+    if ((await harness.store.findAccount('globex')) === undefined) await createAccount(harness.store, { name: 'globex' });
+    const [first = '', ...rest] = curls;
+    const created = await runCurl(first, harness.baseUrl, token);
+    expect(created.status, created.body).toBe('201');
+    const key = JSON.parse(created.body) as Record<string, unknown>;
+    expect(key).toMatchObject({ budget: { period: 'day', limit_usd: '5' }, key: expect.stringMatching(/^sk-tg-/) });
+    const answers: Array<Record<string, unknown>> = [];
+    for (const curl of rest) {
+      const { status, body } = await runCurl(curl, harness.baseUrl, token, { KEY_ID: String(key.id) });
+      expect(status, `${curl}\n${body}`).toBe('200');
+      answers.push(JSON.parse(body) as Record<string, unknown>);
+    }
+    const stored = await harness.store.findKey(String(key.id));
+    expect(stored).toMatchObject({ tokensPerMinute: 100_000, budget: { period: 'month', limitNanos: 20_000_000_000n }, deletedAt: expect.any(Date) });
+    expect(stored?.prefix).not.toBe(key.prefix);
+    expect((answers.at(-1)?.data as Array<{ action: string }>).map((row) => row.action)).toEqual(['key.create', 'key.update', 'key.rotate', 'key.delete']);
   });
 });

@@ -10,13 +10,15 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
-import { createKey } from '../../src/admin/keys.js';
-import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
+import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { createKey, type KeyBudgetInput } from '../../src/admin/keys.js';
+import { costOfTokens, formatUsd, usdToNanos } from '../../src/billing/money.js';
 import { boundInputTokens } from '../../src/protocol/input-bound.js';
 import { TOKENS_PER_IMAGE } from '../../src/protocol/tokens.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { testCatalog } from '../support/catalog.js';
+import { adminClient } from '../support/admin-client.js';
 import { createTestDatabase, postgresUrl, redisUrl, type TestDatabase } from '../support/databases.js';
 import { hostileUsage } from '../support/hostile-usage.js';
 import { startOpenAIUpstream, type UpstreamDouble } from '../support/openai-upstream.js';
@@ -114,10 +116,20 @@ for (const setup of setups) {
       return { ledger, excess: sum('excess'), charges: ledger.filter((entry) => entry.kind === 'charge') };
     }
 
-    async function newKey(balanceUsd: string, requestsPerWindow?: number) {
+    async function newKey(balanceUsd: string, requestsPerWindow?: number, budget?: KeyBudgetInput) {
       const account = await createAccount(store, { name: `scale-${Math.random().toString(36).slice(2)}`, balanceUsd });
-      const created = await createKey(store, { accountRef: account.id, ...(requestsPerWindow ? { requestsPerWindow } : {}) });
+      const created = await createKey(store, { accountRef: account.id, ...(requestsPerWindow ? { requestsPerWindow } : {}), ...(budget ? { budget } : {}) });
       return { accountId: account.id, keyId: created.key.id, secret: created.secret };
+    }
+
+    /**
+     * Whether every process refuses (401) `secret` a second after a change. One request each: every
+     * refusal counts against this address's failed authentications, shared by the instances.
+     */
+    async function refusedEverywhereAfterASecond(secret: string, body: object): Promise<boolean> {
+      await sleep(1000);
+      const statuses = await Promise.all(bases().map(async (base) => (await post(base, secret, body)).status));
+      return statuses.every((status) => status === 401);
     }
 
     it('a shared limit of N requests per window admits exactly N across them', async () => {
@@ -215,5 +227,56 @@ for (const setup of setups) {
         await waitFor(async () => (await fetch(`${victim.baseUrl}/healthz`).catch(() => undefined))?.status === 200, 10_000);
       }
     }, 40_000);
+
+    it('60 concurrent requests over every process on a key budget that covers 10 admit exactly 10', async () => {
+      // The upstream reports 100× the input: every charge is capped at its hold (an excess shows it),
+      // so each admitted request spends exactly one hold.
+      const body = { model: 'relay-model', messages: [{ role: 'user', content: 'report-100x budget' }], max_tokens: 20 };
+      const probe = await newKey('100');
+      expect((await post(bases()[0]!, probe.secret, body)).status).toBe(200);
+      const { charges: probeCharges, excess } = await settledAccount(probe.accountId);
+      expect(excess).toBeGreaterThan(0n);
+      const hold = probeCharges[0]!.amountNanos;
+
+      const { accountId, secret } = await newKey('100', undefined, { limitUsd: formatUsd(hold * 10n), period: 'day' });
+      // Every process (each worker too) learns the key first, for nothing: 60 first lookups at once
+      // would count against the address's failed-authentication allowance until they answer.
+      for (const base of bases()) {
+        for (let round = 0; round < 4; round += 1) expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+      }
+      const responses = await Promise.all(Array.from({ length: 60 }, (_, index) => post(bases()[index % bases().length]!, secret, body)));
+      const answers = await Promise.all(responses.map(async (response) => ({ status: response.status, text: await response.text(), requestId: response.headers.get('x-request-id') })));
+      const admitted = answers.filter((answer) => answer.status === 200);
+      expect(admitted).toHaveLength(10);
+      const refused = answers.filter((answer) => answer.status === 403);
+      expect(refused).toHaveLength(50);
+      for (const answer of refused) expect(JSON.parse(answer.text)).toMatchObject({ error: { code: 'insufficient_user_quota', message: expect.stringMatching(/key budget/) } });
+      const { charges } = await settledAccount(accountId);
+      expect(charges.map((charge) => charge.requestId).sort()).toEqual(admitted.map((answer) => answer.requestId).sort());
+      expect(charges.reduce((sum, charge) => sum + charge.amountNanos, 0n)).toBe(hold * 10n);
+    }, 30_000);
+
+    // Last: its refusals count against this address's failed authentications (shared by the
+    // instances), which the first requests of the bursts above must not find used up.
+    it("a key disabled, rotated or deleted through one process's admin API is refused by all within a second", async () => {
+      const operator = (await createAdminToken(store, { role: 'operator' })).secret;
+      const admin = adminClient(bases()[0]!);
+      const body = { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 20 };
+      const { keyId, secret } = await newKey('1');
+      for (const base of bases()) expect((await post(base, secret, body)).status).toBe(200);
+
+      expect((await admin('POST', `/keys/${keyId}/disable`, operator)).status).toBe(200);
+      expect(await refusedEverywhereAfterASecond(secret, body)).toBe(true);
+      expect((await admin('POST', `/keys/${keyId}/enable`, operator)).status).toBe(200);
+
+      const rotated = await admin('POST', `/keys/${keyId}/rotate`, operator);
+      expect(rotated.status).toBe(200);
+      expect(await refusedEverywhereAfterASecond(secret, body)).toBe(true);
+      const fresh = String(rotated.body.key);
+      for (const base of bases()) expect((await post(base, fresh, body)).status).toBe(200);
+
+      expect((await admin('DELETE', `/keys/${keyId}`, operator)).status).toBe(200);
+      expect(await refusedEverywhereAfterASecond(fresh, body)).toBe(true);
+    }, 20_000);
   });
 }

@@ -48,6 +48,14 @@ export interface HarnessOptions {
   requestLog?: GatewayOptions['requestLog'];
   /** Target health settings (threshold, cool-down) and observers. */
   router?: RouterOptions;
+  /** The gateway's clock (createGateway's `now`); the system clock by default. */
+  now?: () => number;
+  /** How often the gateway polls the store's revision (100 ms by default). */
+  revisionPollMs?: number;
+  /** How the gateway announces key changes made through its admin API (as `serve` does with Redis). */
+  announceKeyChange?: () => Promise<void>;
+  /** Another harness's database, to run a second instance on it (left for that harness to drop). */
+  sharedDatabase?: TestDatabase;
 }
 
 /** Connected before use, as `serve` does: the client has no offline queue, and the limiter fails closed. */
@@ -58,7 +66,7 @@ async function redisLimiter(url: string): Promise<Limiter> {
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const database = await createTestDatabase(options.engine ?? 'sqlite');
+  const database = options.sharedDatabase ?? (await createTestDatabase(options.engine ?? 'sqlite'));
   const store = await openStore(database.url);
   // On PostgreSQL with Redis configured, the suites run the way several instances would.
   const limiter = options.limiter ?? ((options.engine ?? 'sqlite') === 'postgres' && redisUrl !== undefined ? await redisLimiter(redisUrl) : createMemoryLimiter());
@@ -70,10 +78,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     limiter,
     logger,
     env: options.env ?? {},
-    revisionPollMs: 100,
+    revisionPollMs: options.revisionPollMs ?? 100,
     adminListener: options.adminListener === true,
     ...(options.router === undefined ? {} : { router: options.router }),
     ...(options.requestLog === undefined ? {} : { requestLog: options.requestLog }),
+    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.announceKeyChange === undefined ? {} : { announceKeyChange: options.announceKeyChange }),
   });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const baseUrl = address.replace('localhost', '127.0.0.1');
@@ -108,7 +118,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await gateway.close();
       await limiter.close();
       await store.close();
-      await database.drop();
+      if (options.sharedDatabase === undefined) await database.drop();
     },
   };
 }

@@ -17,6 +17,7 @@ import { registerAlertRoutes } from './alerts.js';
 import { registerAuditRoutes } from './audit.js';
 import { registerRequestLogRoutes } from './requests.js';
 import { registerCatalogRoutes } from './catalog.js';
+import { registerKeyRoutes } from './keys.js';
 import { createAdminAuthentication, requireRole } from './auth.js';
 import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
 import type { AdminRouteDeps } from './context.js';
@@ -49,7 +50,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
             title: 'Tollgate admin API',
             version: '1',
             description:
-              "Accounts, keys, credit, usage, the request log, admin tokens, the audit log, the catalog and alert deliveries. Authenticate with `Authorization: Bearer tg-admin-…`, or with the web console's session cookie (changes then need `x-tollgate-console: 1`).",
+              "Accounts, keys and their budgets, credit, usage, the request log, admin tokens, the audit log, the catalog and alert deliveries. Authenticate with `Authorization: Bearer tg-admin-…`, or with the web console's session cookie (changes then need `x-tollgate-console: 1`).",
           },
           components: {
             securitySchemes: {
@@ -74,6 +75,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
       registerRequestLogRoutes(typed, deps);
       registerCatalogRoutes(typed, deps);
       registerAlertRoutes(typed, deps);
+      registerKeyRoutes(typed, deps);
       typed.get('/openapi.json', { preHandler: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
     },
     { prefix: ADMIN_PATH_PREFIX },

@@ -16,7 +16,7 @@ export interface AdminRouteDeps {
   /** Counts failed authentications per address, as on /v1. */
   limiter: Limiter;
   authFailuresPerMinute: number;
-  /** Called after a change to accounts, so this process's key cache forgets them at once. */
+  /** Called after a change to accounts or keys, so this process's key cache forgets them at once. */
   accountsChanged: () => void;
   /** The catalog as loaded, the models as routed, and the router that knows their targets' health. */
   config: ConfigFile;

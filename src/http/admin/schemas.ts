@@ -60,6 +60,44 @@ export const ledgerEntrySchema = z
   })
   .meta({ id: 'LedgerEntry' });
 
+export const budgetPeriod = z.enum(['total', 'day', 'week', 'month']).describe('total never resets; day, week (from Monday) and month are calendar periods in UTC.');
+export const keyStatus = z.enum(['active', 'disabled', 'expired', 'deleted']);
+
+const keyBudgetSchema = z.object({ period: budgetPeriod, limit_usd: z.string() });
+
+export const keySchema = z
+  .object({
+    id: z.string(),
+    account_id: z.string(),
+    name: z.string().nullable(),
+    prefix: z.string().describe('The first characters of the secret, safe to show.'),
+    models: z.array(z.string()).nullable().describe('Model ids the key may use; null: every model.'),
+    requests_per_window: z.number().int().nullable().describe('Requests per rate-limit window; null: the configured default.'),
+    tokens_per_minute: z.number().int().nullable().describe('Tokens per minute; null: the configured default.'),
+    expires_at: z.string().nullable(),
+    disabled: z.boolean(),
+    status: keyStatus,
+    budget: keyBudgetSchema.nullable().describe('The spend limit; null: none.'),
+    created_at: z.string(),
+    deleted_at: z.string().nullable(),
+  })
+  .meta({ id: 'Key' });
+
+export const keyDetailsSchema = keySchema
+  .extend({
+    budget: keyBudgetSchema
+      .extend({
+        period_start: z.string(),
+        resets_at: z.string().nullable().describe('When the budget starts afresh; null for a total budget.'),
+        spent_usd: z.string(),
+        reserved_usd: z.string().describe("Held by the key's requests still running."),
+        remaining_usd: z.string(),
+      })
+      .nullable()
+      .describe('The spend limit and its current period; null: none.'),
+  })
+  .meta({ id: 'KeyDetails' });
+
 export const adminRole = z.enum(['owner', 'operator', 'viewer']);
 
 export const adminTokenSchema = z

@@ -12,7 +12,11 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { StoreEngine } from '../schema.js';
 
-/** Reserve if the spendable balance covers it, then record the hold; false (nothing changed) when not. */
+/**
+ * Reserve if the spendable balance covers it, then record the hold; false (nothing changed) when not.
+ * A hold that carries a key budget period must also pass the key's budget (migration 0006): null
+ * when it does not, the balance's reservation undone.
+ */
 const OPEN_HOLD = sql`
 create function tollgate_open_hold(operation jsonb) returns boolean language plpgsql as $$
 declare
@@ -25,9 +29,14 @@ begin
   if not found then
     return false;
   end if;
-  insert into holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at)
+  if not tollgate_reserve_key_budget(operation) then
+    update accounts set reserved_nanos = reserved_nanos - amount where id = operation->>'account_id';
+    return null;
+  end if;
+  insert into holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start)
   values (operation->>'id', operation->>'account_id', operation->>'key_id', operation->>'request_id', operation->>'model',
-          amount, 'open', (operation->>'expires_at')::bigint, (operation->>'created_at')::bigint);
+          amount, 'open', (operation->>'expires_at')::bigint, (operation->>'created_at')::bigint,
+          operation->>'budget_period', (operation->>'budget_period_start')::bigint);
   return true;
 end $$`;
 
@@ -45,13 +54,18 @@ declare
   created bigint := (operation->>'created_at')::bigint;
   settled_account text;
   held bigint;
+  settled_key text;
+  settled_period text;
+  settled_start bigint;
 begin
   update holds set state = 'settled' where id = operation->>'hold_id' and state = 'open'
-  returning account_id, amount_nanos into settled_account, held;
+  returning account_id, amount_nanos, key_id, budget_period, budget_period_start
+       into settled_account, held, settled_key, settled_period, settled_start;
   if not found then
     return false;
   end if;
   update accounts set reserved_nanos = reserved_nanos - held, balance_nanos = balance_nanos - cost where id = settled_account;
+  perform tollgate_settle_key_spend(settled_key, settled_period, settled_start, held, cost);
   if charge is not null then
     insert into ledger (account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens,
                         cache_write_input_tokens, output_tokens, reasoning_tokens, note, created_at)

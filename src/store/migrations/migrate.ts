@@ -17,6 +17,7 @@ import { responsesAndInstancesMigration } from './0002-responses-and-instances.j
 import { boundedChargesMigration } from './0003-bounded-charges.js';
 import { cacheWriteMigration } from './0004-cache-write.js';
 import { adminMigration } from './0005-admin.js';
+import { keyBudgetsMigration } from './0006-key-budgets.js';
 import { requestLogMigration } from './0007-request-log.js';
 import { holdBatchesMigration } from './0008-hold-batches.js';
 import { alertsMigration } from './0009-alerts.js';
@@ -30,6 +31,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0003-bounded-charges': boundedChargesMigration(engine),
     '0004-cache-write': cacheWriteMigration(),
     '0005-admin': adminMigration(engine),
+    '0006-key-budgets': keyBudgetsMigration(engine),
     '0007-request-log': requestLogMigration(engine),
     '0008-hold-batches': holdBatchesMigration(engine),
     '0009-alerts': alertsMigration(engine),
