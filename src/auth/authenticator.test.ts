@@ -208,4 +208,17 @@ describe('Authenticator', () => {
     await expect(refusing.authenticate('Bearer sk-tg-other', { admit: () => Promise.reject(refusal), succeeded: async () => {} })).rejects.toBe(refusal);
     expect(counted.lookups()).toBe(0);
   });
+
+  it('shares one lookup among requests that arrive together with a key not cached yet: one guard point, one query', async () => {
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
+    const { secret } = await createKey(store, { accountRef: account.id });
+    const counted = countingLookups(slowLookups(store, 50));
+    const calls: string[] = [];
+    const guard: LookupGuard = { admit: async () => void calls.push('admit'), succeeded: async () => void calls.push('succeeded') };
+    const authenticator = new Authenticator({ store: counted.store });
+    const found = await Promise.all(Array.from({ length: 60 }, () => authenticator.authenticate(`Bearer ${secret}`, guard)));
+    expect(found.every((entry) => entry !== null)).toBe(true);
+    expect(counted.lookups()).toBe(1);
+    expect(calls).toEqual(['admit', 'succeeded']);
+  });
 });

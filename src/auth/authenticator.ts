@@ -48,6 +48,8 @@ export class Authenticator {
   /** The same entries by key id, for what the request path asks about a key it has authenticated. */
   private readonly byKeyId = new Map<string, CacheEntry>();
   private readonly unknownTokens: UnknownTokens;
+  /** Lookups running now, by token hash. */
+  private readonly lookups = new Map<string, Promise<KeyWithAccount | null>>();
   private readonly store: Store;
   private readonly now: () => number;
   private readonly ttlMs: number;
@@ -84,11 +86,35 @@ export class Authenticator {
       const usable = usableKey(entry.value, hash, now);
       if (usable !== null) return usable;
     }
-    await guard?.admit();
-    const found = entry?.value ?? (await this.lookUp(hash, now));
+    // Requests that arrive together with a token not cached yet share one lookup, and only the
+    // first takes a failed-authentication point (a burst on a new key is not a flood of failures).
+    // If that first one is refused by its guard, the others try on their own.
+    const running = entry === undefined ? this.lookups.get(hash) : undefined;
+    if (running !== undefined) {
+      const shared = await running.catch(() => undefined);
+      if (shared !== undefined) return shared === null ? null : usableKey(shared, hash, now);
+    }
+    let found: KeyWithAccount | null;
+    if (entry === undefined) {
+      found = await this.sharedLookUp(hash, now, guard);
+    } else {
+      // Cached, but not usable (disabled, expired): a failure, counted without a lookup.
+      await guard?.admit();
+      found = entry.value;
+    }
     const usable = found === null ? null : usableKey(found, hash, now);
     if (usable !== null) await guard?.succeeded();
     return usable;
+  }
+
+  /** Admits (guard) and looks up `hash`, as the one lookup other requests for it wait on meanwhile. */
+  private sharedLookUp(hash: string, now: number, guard: LookupGuard | undefined): Promise<KeyWithAccount | null> {
+    const lookup = (async () => {
+      await guard?.admit();
+      return this.lookUp(hash, now);
+    })().finally(() => this.lookups.delete(hash));
+    this.lookups.set(hash, lookup);
+    return lookup;
   }
 
   private async lookUp(hash: string, now: number): Promise<KeyWithAccount | null> {
