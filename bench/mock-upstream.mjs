@@ -1,7 +1,9 @@
 /**
  * The benchmark's upstream: a dependency-free node:http server on loopback that speaks just enough
  * of OpenAI's Chat Completions and Responses wire formats (JSON and SSE, with usage) for the gateway's
- * pass-through path, with tiny fixed answers so that it costs as little CPU as possible.
+ * pass-through path, and of Anthropic's Messages API (`POST /v1/messages`, JSON and SSE, see
+ * docs/wire-protocols.md §4.3 and §4.4) for its translated routes, with tiny fixed answers so that
+ * it costs as little CPU as possible.
  *
  * A model name containing "slow" gets a slow stream: the role chunk and one word at once (so the
  * client sees its first chunk without waiting), then one word per SLOW_INTERVAL_MS until the client
@@ -64,6 +66,39 @@ const responsesStreamEnd = (sequence) =>
     responsesEvent(sequence + 2, { type: 'response.completed', response: responseObject('completed', responsesText, responsesUsage) }),
   ].join('');
 
+const messagesUsage = { input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: STREAM_CHUNKS };
+const messagesText = 'Hello! '.repeat(STREAM_CHUNKS).trim();
+const messagesJson = JSON.stringify({
+  id: 'msg_bench',
+  type: 'message',
+  role: 'assistant',
+  model: MODEL,
+  content: [{ type: 'text', text: messagesText, citations: null }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: messagesUsage,
+});
+const messagesEvent = (payload) => `event: ${payload.type}\ndata: ${JSON.stringify(payload)}\n\n`;
+const messagesStreamStart = [
+  messagesEvent({
+    type: 'message_start',
+    message: { id: 'msg_bench', type: 'message', role: 'assistant', model: MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { ...messagesUsage, output_tokens: 1 } },
+  }),
+  messagesEvent({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+].join('');
+const messagesDelta = messagesEvent({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello! ' } });
+const messagesStreamEnd = [
+  messagesEvent({ type: 'content_block_stop', index: 0 }),
+  messagesEvent({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: STREAM_CHUNKS } }),
+  messagesEvent({ type: 'message_stop' }),
+].join('');
+
+const ANSWERS = {
+  '/v1/chat/completions': { json: chatJson, stream: streamChat },
+  '/v1/responses': { json: responsesJson, stream: streamResponses },
+  '/v1/messages': { json: messagesJson, stream: streamMessages },
+};
+
 /** Creates (does not start) the mock server. */
 export function createMockUpstream() {
   const server = createServer((request, response) => {
@@ -71,8 +106,8 @@ export function createMockUpstream() {
       response.end('ok');
       return;
     }
-    const chat = request.url === '/v1/chat/completions';
-    if (request.method !== 'POST' || (!chat && request.url !== '/v1/responses')) {
+    const answer = ANSWERS[request.url];
+    if (request.method !== 'POST' || answer === undefined) {
       response.writeHead(404, { 'content-type': 'application/json' });
       response.end('{"error":{"message":"not found","type":"invalid_request_error","param":null,"code":null}}');
       return;
@@ -90,13 +125,11 @@ export function createMockUpstream() {
       }
       if (body.stream !== true) {
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(chat ? chatJson : responsesJson);
+        response.end(answer.json);
         return;
       }
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const slow = typeof body.model === 'string' && body.model.includes('slow');
-      if (chat) streamChat(response, slow);
-      else streamResponses(response, slow);
+      answer.stream(response, typeof body.model === 'string' && body.model.includes('slow'));
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -126,6 +159,17 @@ function streamResponses(response, slow) {
   }
   response.write(responsesDelta(sequence++));
   dripSlowly(response, () => response.write(responsesDelta(sequence++)), () => response.end(responsesStreamEnd(sequence)));
+}
+
+function streamMessages(response, slow) {
+  response.write(messagesStreamStart);
+  if (!slow) {
+    for (let index = 0; index < STREAM_CHUNKS; index += 1) response.write(messagesDelta);
+    response.end(messagesStreamEnd);
+    return;
+  }
+  response.write(messagesDelta);
+  dripSlowly(response, () => response.write(messagesDelta), () => response.end(messagesStreamEnd));
 }
 
 /** One more chunk per interval until the client hangs up (or SLOW_MAX_CHUNKS, then the end). */

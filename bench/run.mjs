@@ -1,24 +1,33 @@
 /**
- * `npm run bench`: measures the built gateway against a mock upstream on loopback.
+ * `npm run bench`: measures the built gateway against a mock upstream on loopback, and checks the
+ * targets of issue 9 (see report.mjs) against the bare proxy measured in the same run.
  *
- * For chat, streamed chat and responses, at each concurrency, it measures straight to the mock
- * ("direct"), through a bare Node pass-through proxy (the yardstick), through Tollgate with one
- * worker and with all workers; then it holds thousands of slow streams open through the bare proxy
- * and through a fresh one-worker Tollgate and reports resident memory per stream. Everything runs
- * in child processes that are killed on exit; the whole run has a deadline.
+ * Scenarios: `chat`, `chat-stream` and `responses` on the pass-through path, and two translated
+ * routes, `responses-via-chat` (Responses onto a Chat-Completions-only upstream) and
+ * `responses-via-anthropic` (Responses onto Anthropic's Messages API).
  *
- * One more Tollgate, `tollgate-1-traced`, is the one-worker gateway with OpenTelemetry tracing on
- * (OTLP/HTTP protobuf to a sink that discards, bench/otlp-sink.mjs): its rows beside `tollgate-1`
- * (tracing off, the default) show what tracing costs when on; `--no-traces` leaves it out.
+ * Targets, each a child process killed on exit:
+ * - `direct` (the mock itself), `bare-proxy` (a bare undici proxy, the yardstick), `tollgate-1` and
+ *   `tollgate-<N>` (`serve --workers 1` and `--workers N`, SQLite): every pass-through scenario at
+ *   every concurrency;
+ * - variants of the one-worker gateway, measured at c16 only (every concurrency with --all-cells):
+ *   `tollgate-1-nolog` (the request log off; --no-log-compare leaves it out), `tollgate-1-traced`
+ *   (OpenTelemetry on, OTLP/HTTP protobuf to a sink that discards, bench/otlp-sink.mjs;
+ *   --no-traces leaves it out) and `tollgate-1-pg` (PostgreSQL + Redis: a fresh database created
+ *   for the run and dropped at its end; see bench/postgres.mjs for where the URLs come from;
+ *   --no-pg leaves it out);
+ * - the translated scenarios run on `tollgate-1` alone, at c16 (every concurrency with --all-cells).
+ * Then it holds thousands of slow streams open through a fresh bare proxy and a fresh one-worker
+ * Tollgate and reports resident memory per stream, and whether it stays flat. The whole run has a
+ * deadline.
  *
  * Options: --quick (short cells, fewer streams), --gateway PATH (default dist/cli/main.js),
  * --workers N (the "all workers" row, default: the number of CPUs; with --profile, the workers of
- * the profiled gateway, default 1), --duration MS, --warmup MS,
- * --streams N, --no-streams, --no-traces, --scenarios a,b, --concurrency 1,16,64, --deadline SECONDS,
- * --no-log-compare (leave out `tollgate-1-nolog`, the one-worker gateway with the request log off
- * that is measured beside `tollgate-1` to show what the log costs),
+ * the profiled gateway, default 1), --duration MS, --warmup MS, --streams N, --no-streams,
+ * --scenarios a,b, --concurrency 1,16,64, --all-cells, --deadline SECONDS, --no-log-compare,
+ * --no-traces, --no-pg, --postgres-url URL, --redis-url URL,
  * --profile (instead: CPU-profile a one-worker gateway under load, at c16 unless --concurrency is
- * given, and list its hottest functions).
+ * given, and list its hottest functions), --help.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -32,50 +41,98 @@ import { machineBusyMicros, treeCpuMicros, treeRssBytes } from './proc.mjs';
 import { renderMarkdown } from './report.mjs';
 import { startTollgate, prepareTollgate } from './tollgate.mjs';
 import { summarizeProfiles } from './profile.mjs';
+import { checkRedis, createBenchDatabase, dropBenchDatabaseSync, postgresSetup } from './postgres.mjs';
 
 const benchFolder = dirname(fileURLToPath(import.meta.url));
 const repository = resolve(benchFolder, '..');
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    gateway: { type: 'string', default: join(repository, 'dist/cli/main.js') },
-    workers: { type: 'string' },
-    duration: { type: 'string' },
-    warmup: { type: 'string' },
-    streams: { type: 'string' },
-    'no-streams': { type: 'boolean', default: false },
-    'no-traces': { type: 'boolean', default: false },
-    scenarios: { type: 'string' },
-    concurrency: { type: 'string' },
-    deadline: { type: 'string' },
-    profile: { type: 'boolean', default: false },
-    'no-log-compare': { type: 'boolean', default: false },
-  },
-});
+/** A wrong option or value: say which, and stop before anything starts. */
+function usageError(message) {
+  process.stderr.write(`bench: ${message} (node bench/run.mjs --help lists the options)\n`);
+  process.exit(2);
+}
+
+const OPTIONS = {
+  quick: { type: 'boolean', default: false },
+  gateway: { type: 'string', default: join(repository, 'dist/cli/main.js') },
+  workers: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  streams: { type: 'string' },
+  'no-streams': { type: 'boolean', default: false },
+  'no-traces': { type: 'boolean', default: false },
+  'no-pg': { type: 'boolean', default: false },
+  'postgres-url': { type: 'string' },
+  'redis-url': { type: 'string' },
+  scenarios: { type: 'string' },
+  concurrency: { type: 'string' },
+  'all-cells': { type: 'boolean', default: false },
+  deadline: { type: 'string' },
+  profile: { type: 'boolean', default: false },
+  'no-log-compare': { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+};
+let flags;
+try {
+  ({ values: flags } = parseArgs({ options: OPTIONS }));
+} catch (error) {
+  usageError(error.message);
+}
+
+if (flags.help) {
+  const source = readFileSync(fileURLToPath(import.meta.url), 'utf8');
+  const header = source.slice(source.indexOf('/**') + 3, source.indexOf('*/'));
+  process.stdout.write(`${header.split('\n').map((line) => line.replace(/^ \* ?/, '')).join('\n').trim()}\n`);
+  process.exit(0);
+}
 
 flags.gateway = resolve(flags.gateway);
 
-const settings = {
-  warmupMs: Number(flags.warmup ?? (flags.quick ? 300 : 1_000)),
-  durationMs: Number(flags.duration ?? (flags.quick ? 1_000 : 4_000)),
-  concurrencies: (flags.concurrency ?? '1,16,64').split(',').map(Number),
-  streamCount: flags['no-streams'] ? 0 : Number(flags.streams ?? (flags.quick ? 1_000 : 5_000)),
-  allWorkers: Number(flags.workers ?? os.availableParallelism()),
-  deadlineSeconds: Number(flags.deadline ?? (flags.quick ? 150 : 420)),
-};
+/** A whole number from a flag, or a clear error naming the flag. */
+function numberFlag(name, fallback) {
+  const text = flags[name];
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) usageError(`--${name} takes a whole number, not ${JSON.stringify(text)}`);
+  return value;
+}
 
-const SCENARIOS = {
-  chat: { path: '/v1/chat/completions', body: { model: 'bench', messages: [{ role: 'user', content: 'Say hello.' }] } },
-  'chat-stream': {
-    path: '/v1/chat/completions',
-    body: { model: 'bench', messages: [{ role: 'user', content: 'Say hello.' }], stream: true, stream_options: { include_usage: true } },
-    expectTail: 'data: [DONE]',
-  },
-  responses: { path: '/v1/responses', body: { model: 'bench', input: 'Say hello.' } },
+function listFlag(name, fallback) {
+  const items = (flags[name] ?? fallback).split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length === 0) usageError(`--${name} takes a comma-separated list`);
+  return items;
+}
+
+const concurrencies = listFlag('concurrency', '1,16,64').map((text) => {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) usageError(`--concurrency takes positive whole numbers, not ${JSON.stringify(text)}`);
+  return value;
+});
+
+const settings = {
+  warmupMs: numberFlag('warmup', flags.quick ? 300 : 1_000),
+  durationMs: numberFlag('duration', flags.quick ? 1_000 : 4_000),
+  concurrencies,
+  // The variants of tollgate-1 and the translated scenarios: their targets are at c16.
+  focusConcurrencies: flags['all-cells'] || !concurrencies.includes(16) ? concurrencies : [16],
+  streamCount: flags['no-streams'] ? 0 : numberFlag('streams', flags.quick ? 1_000 : 5_000),
+  allWorkers: numberFlag('workers', os.availableParallelism()),
+  deadlineSeconds: numberFlag('deadline', flags.quick ? 300 : 600),
 };
-const scenarioNames = (flags.scenarios ?? Object.keys(SCENARIOS).join(',')).split(',');
-for (const name of scenarioNames) if (SCENARIOS[name] === undefined) throw new Error(`unknown scenario ${name}`);
+if (settings.durationMs === 0) usageError('--duration must be above 0');
+if (settings.allWorkers === 0) usageError('--workers must be at least 1');
+
+const chatBody = (model, extra = {}) => ({ model, messages: [{ role: 'user', content: 'Say hello.' }], ...extra });
+/** `translated`: the gateway translates the request for its upstream; measured on tollgate-1 only. */
+const SCENARIOS = {
+  chat: { path: '/v1/chat/completions', body: chatBody('bench') },
+  'chat-stream': { path: '/v1/chat/completions', body: chatBody('bench', { stream: true, stream_options: { include_usage: true } }), expectTail: 'data: [DONE]' },
+  responses: { path: '/v1/responses', body: { model: 'bench', input: 'Say hello.' } },
+  'responses-via-chat': { path: '/v1/responses', body: { model: 'bench-via-chat', input: 'Say hello.' }, translated: true },
+  'responses-via-anthropic': { path: '/v1/responses', body: { model: 'bench-via-anthropic', input: 'Say hello.' }, translated: true },
+};
+const scenarioNames = listFlag('scenarios', Object.keys(SCENARIOS).join(','));
+for (const name of scenarioNames) if (!Object.hasOwn(SCENARIOS, name)) usageError(`unknown scenario ${name} (known: ${Object.keys(SCENARIOS).join(', ')})`);
 
 const startedAt = new Date();
 const folder = mkdtempSync(join(os.tmpdir(), 'tollgate-bench-'));
@@ -84,18 +141,36 @@ const results = {
   machine: describeMachine(),
   settings,
   scenarios: scenarioNames,
+  translatedScenarios: scenarioNames.filter((name) => SCENARIOS[name].translated === true),
   targets: [],
   unavailable: {},
+  leftOut: {},
   runs: [],
   peakRssBytes: {},
   streams: [],
 };
+
+/** The PostgreSQL database made for tollgate-1-pg, until it is dropped: `{ serverUrl, name }`. */
+let benchDatabase;
+
+/** Drops the run's PostgreSQL database, if there is one (synchronous: also called on exit). */
+function dropDatabase() {
+  if (benchDatabase === undefined) return;
+  const { serverUrl, name } = benchDatabase;
+  benchDatabase = undefined;
+  try {
+    dropBenchDatabaseSync(serverUrl, name);
+  } catch (error) {
+    process.stderr.write(`Could not drop the benchmark database ${name}: ${error.stderr?.toString().trim() || error.message}\n`);
+  }
+}
 
 let cleanedUp = false;
 function cleanUp() {
   if (cleanedUp) return;
   cleanedUp = true;
   killAllProcesses();
+  dropDatabase();
   rmSync(folder, { recursive: true, force: true });
 }
 process.on('exit', cleanUp);
@@ -185,7 +260,7 @@ async function measure(scenarioName, concurrency, { name: target, port, pid, key
   if (record) results.runs.push(run);
   const others = run.otherCores >= 0.2 ? ` [${run.otherBusiest.map((busy) => `${busy.cores} ${busy.command.slice(0, 50)}`).join('; ')}]` : '';
   const errors = run.errors > 0 ? `, ${run.errors} errors (${run.errorSamples.join(' / ')})` : '';
-  log(`  ${scenarioName.padEnd(11)} c${String(concurrency).padEnd(3)} ${target.padEnd(12)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.latencyMs.p50.toFixed(2)} ms  p99 ${run.latencyMs.p99.toFixed(2)} ms  ${run.cpuPerRequestMicros.toFixed(0)} µs CPU/req  other ${run.otherCores.toFixed(2)} irq ${run.interruptCores.toFixed(2)} cores${others}${errors}`);
+  log(`  ${scenarioName.padEnd(23)} c${String(concurrency).padEnd(3)} ${target.padEnd(17)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.latencyMs.p50.toFixed(2)} ms  p99 ${run.latencyMs.p99.toFixed(2)} ms  ${run.cpuPerRequestMicros.toFixed(0)} µs CPU/req  other ${run.otherCores.toFixed(2)} irq ${run.interruptCores.toFixed(2)} cores${others}${errors}`);
   return run;
 }
 
@@ -259,6 +334,17 @@ function finish(exitCode) {
 
 let mockPid = 0;
 
+const redactUrl = (url) => url.replace(/\/\/[^@/]*@/, '//***@');
+
+/**
+ * The concurrencies at which `target` runs `scenario`: translated scenarios on tollgate-1 alone,
+ * and tollgate-1's variants, at the focus concurrencies (c16); everything else at every one.
+ */
+function cellsOf(target, scenario) {
+  if (SCENARIOS[scenario].translated === true) return target.name === 'tollgate-1' ? settings.focusConcurrencies : [];
+  return target.variant === true ? settings.focusConcurrencies : settings.concurrencies;
+}
+
 async function main() {
   if (!existsSync(flags.gateway)) throw new Error(`${flags.gateway} does not exist: run \`npm run build\` first (or pass --gateway)`);
   results.machine.backgroundCores = await backgroundLoad();
@@ -270,10 +356,10 @@ async function main() {
   log(`mock upstream on ${mock.port} (pid ${mock.handle.pid})`);
   // Each gateway instance gets its own database: instances sharing one would (rightly) refuse to
   // start without a shared limit store.
-  const prepare = (name, { log = true } = {}) => {
+  const prepare = (name, options = {}) => {
     const instanceFolder = join(folder, name);
     mkdirSync(instanceFolder);
-    return prepareTollgate({ gatewayPath: flags.gateway, folder: instanceFolder, mockPort: mock.port, log });
+    return prepareTollgate({ gatewayPath: flags.gateway, folder: instanceFolder, mockPort: mock.port, ...options });
   };
 
   if (flags.profile) return profile(mock, prepare('tollgate-profiled'));
@@ -285,62 +371,80 @@ async function main() {
   ];
   const tollgates = [];
   const supportHandles = [];
-  // The request log's cost: the same one-worker gateway with the log off, measured in the same cells.
-  const variants = [...new Set([1, settings.allWorkers])].map((workers) => ({ name: `tollgate-${workers}`, workers, log: true }));
-  if (!flags['no-log-compare']) variants.splice(1, 0, { name: 'tollgate-1-nolog', workers: 1, log: false });
-  for (const { name, workers, log: logOn } of variants) {
+
+  /** Prepares and starts one gateway; a failure makes it "not available" (with the reason), not the run's end. */
+  const addTollgate = async (name, { workers = 1, variant = false, prepareOptions = {}, env = {}, supportPids = [] } = {}) => {
+    let prepared;
+    try {
+      prepared = prepare(name, prepareOptions);
+    } catch (error) {
+      const reason = `setting it up failed: ${String(error.stderr ?? error.message).trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`;
+      results.unavailable[name] = reason;
+      log(`${name}: not available (${reason})`);
+      return;
+    }
     const port = await freePort();
-    const prepared = prepare(name, { log: logOn });
-    const started = await startTollgate({ gatewayPath: flags.gateway, env: prepared.env, port, workers });
+    const started = await startTollgate({ gatewayPath: flags.gateway, env: { ...prepared.env, ...env }, port, workers });
     if (started.unavailable !== undefined) {
       results.unavailable[name] = started.unavailable;
       log(`${name}: not available (${started.unavailable})`);
       if (started.handle !== undefined) await stopProcess(started.handle);
-      continue;
+      return;
     }
     // Give the other workers of a cluster time to come up behind the first healthy one.
     if (workers > 1) await new Promise((resolveWait) => setTimeout(resolveWait, 1_500));
     tollgates.push(started.handle);
-    targets.push({ name, port, pid: started.handle.pid, key: prepared.key });
-  }
+    targets.push({ name, port, pid: started.handle.pid, key: prepared.key, supportPids, variant });
+  };
+
+  await addTollgate('tollgate-1');
+  // The request log's cost: the same one-worker gateway with the log off, measured in the same cells.
+  if (flags['no-log-compare']) results.leftOut['tollgate-1-nolog'] = '--no-log-compare';
+  else await addTollgate('tollgate-1-nolog', { variant: true, prepareOptions: { log: false } });
+  if (settings.allWorkers > 1) await addTollgate(`tollgate-${settings.allWorkers}`, { workers: settings.allWorkers });
+  else results.leftOut['tollgate-2'] = '--workers 1';
+
   // The same one-worker gateway with tracing on: every request exported as spans to a sink.
-  if (!flags['no-traces']) {
+  if (flags['no-traces']) results.leftOut['tollgate-1-traced'] = '--no-traces';
+  else {
     const sink = await startScript('otlp-sink.mjs', { PORT: '0' });
     supportHandles.push(sink.handle);
-    const name = 'tollgate-1-traced';
-    const port = await freePort();
-    const prepared = prepare(name);
-    const env = { ...prepared.env, OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' };
-    const started = await startTollgate({ gatewayPath: flags.gateway, env, port, workers: 1 });
-    if (started.unavailable !== undefined) {
-      results.unavailable[name] = started.unavailable;
-      log(`${name}: not available (${started.unavailable})`);
-      if (started.handle !== undefined) await stopProcess(started.handle);
-    } else {
-      tollgates.push(started.handle);
-      targets.push({ name, port, pid: started.handle.pid, key: prepared.key, supportPids: [sink.handle.pid] });
-    }
+    const env = { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' };
+    await addTollgate('tollgate-1-traced', { variant: true, env, supportPids: [sink.handle.pid] });
   }
+
+  // One instance on PostgreSQL + Redis, on a database made for this run.
+  if (flags['no-pg']) results.leftOut['tollgate-1-pg'] = '--no-pg';
+  else await addPostgresTollgate(addTollgate);
+
   results.targets = targets.map((target) => target.name);
   for (const target of targets) if (target.name !== 'direct') sampled.set(target.name, target.pid);
   log(`targets: ${targets.map((target) => `${target.name} :${target.port}`).join(', ')}`);
 
-  // Unrecorded warm-up of every process and code path (JIT, pools, the database file).
+  const cells = scenarioNames.flatMap((scenario) => targets.flatMap((target) => cellsOf(target, scenario)));
+  const warmups = scenarioNames.flatMap((scenario) => targets.filter((target) => cellsOf(target, scenario).length > 0));
   const warmupMs = flags.quick ? 500 : 1_000;
+  const streamSeconds = settings.streamCount > 0 ? 2 * (15 + settings.streamCount / 400) : 0;
+  log(`${cells.length} cells; expect about ${Math.round((cells.length * (settings.warmupMs + settings.durationMs + 300) + warmups.length * (warmupMs + 300)) / 1_000 + streamSeconds)} s from here`);
+
+  // Unrecorded warm-up of every process and code path (JIT, pools, the database).
   log(`warming up every target (${warmupMs} ms per scenario)`);
   for (const scenario of scenarioNames) {
-    for (const target of targets) await measure(scenario, 16, { ...target, name: `${target.name} (warm-up)` }, { warmupMs: 0, durationMs: warmupMs, record: false });
+    for (const target of targets) {
+      if (cellsOf(target, scenario).length > 0) await measure(scenario, 16, { ...target, name: `${target.name} (warm-up)` }, { warmupMs: 0, durationMs: warmupMs, record: false });
+    }
   }
 
   // Cells are interleaved (every target for one cell, then the next cell) so drift hits all alike.
   for (const scenario of scenarioNames) {
     for (const concurrency of settings.concurrencies) {
-      for (const target of targets) await measure(scenario, concurrency, target);
+      for (const target of targets) if (cellsOf(target, scenario).includes(concurrency)) await measure(scenario, concurrency, target);
     }
   }
   sampled.clear();
   for (const handle of tollgates) await stopProcess(handle);
   for (const handle of supportHandles) await stopProcess(handle);
+  dropDatabase();
 
   await stopProcess(bare.handle);
 
@@ -361,6 +465,35 @@ async function main() {
   }
   await stopProcess(mock.handle);
   finish(0);
+}
+
+/**
+ * tollgate-1-pg: one instance on a fresh PostgreSQL database (created here, dropped when the run
+ * ends) with Redis for limits; "not available", with the reason, when the URLs are not given or
+ * either server does not answer.
+ */
+async function addPostgresTollgate(addTollgate) {
+  const name = 'tollgate-1-pg';
+  const unavailable = (reason) => {
+    results.unavailable[name] = reason;
+    log(`${name}: not available (${reason})`);
+  };
+  const setup = postgresSetup(flags);
+  if (setup.missing !== undefined) return unavailable(setup.missing);
+  try {
+    await checkRedis(setup.redisUrl);
+  } catch (error) {
+    return unavailable(`Redis at ${redactUrl(setup.redisUrl)} does not answer: ${error.message}`);
+  }
+  let database;
+  try {
+    database = await createBenchDatabase(setup.postgresUrl);
+  } catch (error) {
+    return unavailable(`could not create a database on ${redactUrl(setup.postgresUrl)}: ${error.message}`);
+  }
+  benchDatabase = { serverUrl: setup.postgresUrl, name: database.name };
+  log(`${name}: database ${database.name} on ${redactUrl(setup.postgresUrl)}, Redis at ${redactUrl(setup.redisUrl)}`);
+  await addTollgate(name, { variant: true, prepareOptions: { databaseUrl: database.url, redisUrl: setup.redisUrl } });
 }
 
 /** --profile: one-worker gateway with --cpu-prof under load, then its hottest functions. */
