@@ -258,11 +258,18 @@ for (const setup of setups) {
 
     // Last: its refusals count against this address's failed authentications (shared by the
     // instances), which the first requests of the bursts above must not find used up.
-    it("a key disabled, rotated or deleted through one process's admin API is refused by all within a second", async () => {
+    it("a key disabled, rotated or deleted, or its account disabled, through one process's admin API is refused by all within a second", async () => {
       const operator = (await createAdminToken(store, { role: 'operator' })).secret;
       const admin = adminClient(bases()[0]!);
       const body = { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 20 };
-      const { keyId, secret } = await newKey('1');
+      const { accountId, keyId, secret } = await newKey('1');
+      for (const base of bases()) expect((await post(base, secret, body)).status).toBe(200);
+
+      expect((await admin('POST', `/accounts/${accountId}/disable`, operator)).status).toBe(200);
+      expect(await refusedEverywhereAfterASecond(secret, body)).toBe(true);
+      expect((await admin('POST', `/accounts/${accountId}/enable`, operator)).status).toBe(200);
+      // Enabled again: every process takes it back within a second too.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
       for (const base of bases()) expect((await post(base, secret, body)).status).toBe(200);
 
       expect((await admin('POST', `/keys/${keyId}/disable`, operator)).status).toBe(200);
