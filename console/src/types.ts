@@ -176,7 +176,7 @@ export type KeySession = Extract<Session, { kind: 'key' }>;
 
 export interface SelfView {
   account: Account;
-  key: Key;
+  key: KeyDetails;
 }
 
 export interface SelfModel {
