@@ -88,13 +88,32 @@ export function UsageCharts({ report, label }: { report: UsageReport; label: str
   );
 }
 
+const BUCKET_SECONDS = { hour: 3_600, day: 86_400 } as const;
+
+/**
+ * Every hour or day of the range, those without usage at zero, so the line does not join distant
+ * points as if they were neighbours (the API lists only the groups with usage).
+ */
+function series(report: UsageReport, metric: Metric): { times: number[]; values: number[] } {
+  const step = BUCKET_SECONDS[report.by === 'hour' ? 'hour' : 'day'];
+  const byTime = new Map(report.rows.map((row) => [Date.parse(row.group) / 1000, metric.draw(row)]));
+  const first = Date.parse(report.from ?? report.rows[0]?.group ?? new Date().toISOString()) / 1000;
+  const last = (report.to === null ? Date.now() : Date.parse(report.to)) / 1000;
+  const times: number[] = [];
+  const values: number[] = [];
+  for (let time = Math.floor(first / step) * step; time <= last && times.length < 5_000; time += step) {
+    times.push(time);
+    values.push(byTime.get(time) ?? 0);
+  }
+  return { times, values };
+}
+
 function Chart({ report, metric, label }: { report: UsageReport; metric: Metric; label: string }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current;
     if (element === null) return undefined;
-    const times = report.rows.map((row) => Date.parse(row.group) / 1000);
-    const values = report.rows.map((row) => metric.draw(row));
+    const { times, values } = series(report, metric);
     const accent = getComputedStyle(element).getPropertyValue('--accent').trim() || '#1f5fbf';
     const muted = getComputedStyle(element).getPropertyValue('--muted').trim() || '#5a6470';
     const axis = { stroke: muted, grid: { stroke: 'rgba(128,128,128,0.2)' }, ticks: { stroke: 'rgba(128,128,128,0.3)' } };
@@ -103,9 +122,9 @@ function Chart({ report, metric, label }: { report: UsageReport; metric: Metric;
       height: 160,
       legend: { show: false },
       cursor: { show: false },
-      scales: { x: { time: true }, y: { range: (_plot, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      scales: { x: { time: true, range: [times[0] ?? 0, times.at(-1) ?? 1] }, y: { range: (_plot, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       axes: [axis, metric.money ? { ...axis, size: 10, values: () => [] } : { ...axis, size: 50, values: (_plot, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : '')) }],
-      series: [{}, { stroke: accent, width: 2, fill: 'rgba(31,95,191,0.12)', points: { show: report.rows.length < 60 } }],
+      series: [{}, { stroke: accent, width: 2, fill: 'rgba(31,95,191,0.12)', points: { show: times.length <= 31 } }],
     };
     const plot = new uPlot(options, [times, values], element);
     const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(element.clientWidth, 200), height: 160 }));

@@ -74,13 +74,15 @@ export function KeyPage() {
 function KeyFigures({ keyDetails }: { keyDetails: KeyDetails }) {
   const { budget } = keyDetails;
   return (
-    <dl class="stats">
-      <div class="stat">
-        <dt>Budget</dt>
-        <dd>{budget === null ? <span class="stat-text">None</span> : <><Usd value={budget.limit_usd} /> <span class="muted">/ {budget.period}</span></>}</dd>
-      </div>
+    <>
       {budget === null ? null : (
-        <>
+        <dl class="stats">
+          <div class="stat">
+            <dt>Budget per {budget.period === 'total' ? 'all time' : budget.period}</dt>
+            <dd>
+              <Usd value={budget.limit_usd} />
+            </dd>
+          </div>
           <div class="stat">
             <dt>Spent this period</dt>
             <dd>
@@ -93,23 +95,25 @@ function KeyFigures({ keyDetails }: { keyDetails: KeyDetails }) {
               <Usd value={budget.remaining_usd} />
             </dd>
           </div>
-        </>
+        </dl>
       )}
-      <div class="stat">
+      <dl class="details">
+        <dt>Budget</dt>
+        <dd>{budget === null ? 'None' : budget.resets_at === null ? 'Never resets' : <>Resets <Time iso={budget.resets_at} /></>}</dd>
         <dt>Models</dt>
-        <dd class="stat-text">{keyDetails.models === null ? 'Every model' : keyDetails.models.join(', ')}</dd>
-      </div>
-      <div class="stat">
-        <dt>Limits</dt>
-        <dd class="stat-text">
-          {keyDetails.requests_per_window ?? 'default'} requests per window · {keyDetails.tokens_per_minute ?? 'default'} tokens per minute
-        </dd>
-      </div>
-      <div class="stat">
+        <dd>{keyDetails.models === null ? 'Every model' : keyDetails.models.join(', ')}</dd>
+        <dt>Requests per window</dt>
+        <dd>{keyDetails.requests_per_window ?? 'The gateway default'}</dd>
+        <dt>Tokens per minute</dt>
+        <dd>{keyDetails.tokens_per_minute ?? 'The gateway default'}</dd>
         <dt>Expires</dt>
-        <dd class="stat-text">{keyDetails.expires_at === null ? 'Never' : <Time iso={keyDetails.expires_at} />}</dd>
-      </div>
-    </dl>
+        <dd>{keyDetails.expires_at === null ? 'Never' : <Time iso={keyDetails.expires_at} />}</dd>
+        <dt>Created</dt>
+        <dd>
+          <Time iso={keyDetails.created_at} />
+        </dd>
+      </dl>
+    </>
   );
 }
 

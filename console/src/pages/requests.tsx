@@ -68,7 +68,7 @@ function FilterForm({ filter, onFilter }: { filter: RequestFilter; onFilter: (fi
   return (
     <form
       role="search"
-      class="toolbar"
+      class="form-grid filters"
       onSubmit={(event) => {
         event.preventDefault();
         onFilter(draft);
@@ -76,7 +76,7 @@ function FilterForm({ filter, onFilter }: { filter: RequestFilter; onFilter: (fi
     >
       {field('from', 'From (UTC day)', 'date')}
       {field('to', 'Before (UTC day)', 'date')}
-      {field('account', 'Account (id or name)')}
+      {field('account', 'Account')}
       {field('key', 'Key id')}
       {field('model', 'Model')}
       {field('status', 'HTTP status')}
