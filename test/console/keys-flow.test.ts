@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots, statValue as stat } from '../support/browser.js';
+import { join } from 'node:path';
+import { browserMissing, eventually, launchBrowser, newConsoleContext, SCREENSHOT_FOLDER, screenshots, statValue as stat } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const missing = browserMissing();
@@ -141,6 +142,8 @@ describe.skipIf(missing !== null)('console keys, request log and charts, in Chro
     await eventually(() => spend.locator('.chart-total').textContent()).toBe(`$${costUsd}`);
     await eventually(() => page.getByText('Every target is in rotation').count()).toBe(1);
     await screenshots(page, 'overview-usage');
+    // The README's picture (docs/images/console-overview.png is copied from it): the desktop screen, not the whole page.
+    await page.screenshot({ path: join(SCREENSHOT_FOLDER, 'overview-readme.png'), animations: 'disabled' });
   });
 
   it("shows the account's usage chart, and sets and removes its low-balance alert", async () => {

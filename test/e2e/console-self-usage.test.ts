@@ -4,12 +4,25 @@
  * account make requests too; the holder sees none of them, whatever it asks for (their request ids,
  * their models), by session cookie or by the key as a bearer token. Bad queries are 400s.
  */
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKey } from '../../src/admin/keys.js';
 import { formatUsd } from '../../src/billing/money.js';
 import { consoleCookie, signIn } from '../support/console-session.js';
 import { engines } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
+
+const run = promisify(execFile);
+const hasCurl = (() => {
+  try {
+    execFileSync('curl', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 interface LogRow {
   request_id: string;
@@ -119,6 +132,18 @@ describe.each(engines)("a key holder's own usage and requests on %s", (engine) =
       expect(status, path).toBe(400);
       expect((body.error as { type: string }).type, path).toBe('invalid_request_error');
     }
+  });
+
+  it.skipIf(!hasCurl)("runs the README's usage curl line as printed (the address swapped for the test server's)", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Web console'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const curl = block.split('\n').find((line) => line.includes('/console/api/self/usage')) ?? '';
+    expect(curl).toContain('http://127.0.0.1:8080/console/api/self/usage');
+    const { stdout } = await run('sh', ['-c', curl.replaceAll('http://127.0.0.1:8080', harness.baseUrl)], { env: { ...process.env, TOLLGATE_API_KEY: holder.secret } });
+    const report = JSON.parse(stdout) as { by: string; total: { requests: number } };
+    expect(report.by).toBe('hour');
+    expect(report.total.requests).toBe(2);
   });
 
   it('needs a key holder: no credential is 401', async () => {
