@@ -207,6 +207,22 @@ describe.skipIf(missing !== null)('console keys, request log and charts, in Chro
     await screenshots(page, 'catalog');
   });
 
+  it('shows a target that keeps failing as cooling down, on the models page and the overview', async () => {
+    const { secret: other } = await harness.newAccount('5');
+    // Three failures in a row take a target out of rotation (the router's default threshold).
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const response = await harness.post('/v1/chat/completions', { model: 'broken-model', messages: [{ role: 'user', content: 'Hi.' }] }, other);
+      expect(response.status).toBeGreaterThanOrEqual(500);
+      await response.text();
+    }
+    await page.reload();
+    const row = page.getByRole('region', { name: 'Models' }).locator('tbody tr').filter({ hasText: 'broken-model' });
+    await eventually(() => row.locator('li').textContent()).toMatch(/^sim-fail-before\/broken-model \(0, 1\): ◌ Cooling down until .+ \(failures in a row\)$/);
+    await page.getByRole('link', { name: 'Overview' }).click();
+    const out = page.getByRole('region', { name: 'Targets out of rotation' }).locator('tbody tr');
+    await eventually(() => out.locator('td').allTextContents()).toEqual(['sim-fail-before/broken-model', '◌ Cooling down', 'Failures in a row', expect.any(String)]);
+  });
+
   it('ran with no script error and no Content-Security-Policy violation', () => {
     expect(problems).toEqual([]);
   });

@@ -18,7 +18,7 @@ function Health({ target }: { target: CatalogTarget | undefined }) {
   return (
     <span class="status status-disabled">
       <span aria-hidden="true">◌</span> Cooling down{target.cooling_until === null ? '' : ' until '}
-      {target.cooling_until === null ? null : <Time iso={target.cooling_until} />} ({target.cause === 'credentials' ? 'provider refused our key' : `${target.consecutive_failures} failures`})
+      {target.cooling_until === null ? null : <Time iso={target.cooling_until} />} ({target.cause === 'credentials' ? 'provider refused our key' : 'failures in a row'})
     </span>
   );
 }

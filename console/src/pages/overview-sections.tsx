@@ -162,7 +162,7 @@ export function OutOfRotation() {
                 <tr key={target.target}>
                   <td data-label="Target">{target.target}</td>
                   <td data-label="State">{target.status === 'cooling_down' ? '◌ Cooling down' : '◐ Recovering'}</td>
-                  <td data-label="Why">{target.cause === 'credentials' ? 'Its provider refused our key' : `${target.consecutive_failures} failures in a row`}</td>
+                  <td data-label="Why">{target.cause === 'credentials' ? 'Its provider refused our key' : 'Failures in a row'}</td>
                   <td data-label="Until">{target.cooling_until === null ? '—' : <Time iso={target.cooling_until} />}</td>
                 </tr>
               ))}
