@@ -3,7 +3,7 @@
  * Changes carry `x-tollgate-console: 1`, which the server requires of every cookie-authenticated
  * change (its CSRF defence). A 401 means the session is over: the app goes back to the login page.
  */
-import type { Account, AdminRole, AdminToken, AuditEntry, LedgerEntry, Page, SelfModel, SelfView, Session } from './types';
+import type { Account, AdminRole, AdminToken, AuditEntry, Catalog, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, UsageGrouping, UsageReport } from './types';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -50,7 +50,24 @@ function parseJson(text: string): unknown {
   }
 }
 
-function query(parameters: Record<string, string | number | undefined>): string {
+export interface RequestFilter {
+  from?: string;
+  to?: string;
+  account?: string;
+  key?: string;
+  model?: string;
+  status?: string;
+  request_id?: string;
+}
+
+export interface UsageFilter {
+  from?: string;
+  to?: string;
+  account?: string;
+  by: UsageGrouping;
+}
+
+export function query(parameters: Record<string, string | number | undefined>): string {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(parameters)) if (value !== undefined && value !== '') search.set(name, String(value));
   const text = search.toString();
@@ -74,6 +91,22 @@ export const api = {
     call<Account>('POST', admin(`/accounts/${segment(id)}/${direction}`), { amount_usd: amountUsd, reason }),
   ledger: (id: string, cursor?: string) => call<Page<LedgerEntry>>('GET', admin(`/accounts/${segment(id)}/ledger${query({ cursor, limit: 50 })}`)),
 
+  setLowBalanceThreshold: (id: string, thresholdUsd: string | null) => call<Account>('PATCH', admin(`/accounts/${segment(id)}`), { low_balance_threshold_usd: thresholdUsd }),
+
+  keys: (filter: { account?: string; status?: string; cursor?: string }) => call<Page<Key>>('GET', admin(`/keys${query({ ...filter, limit: 100 })}`)),
+  key: (id: string) => call<KeyDetails>('GET', admin(`/keys/${segment(id)}`)),
+  createKey: (account: string, settings: KeySettings) => call<Key & { key: string }>('POST', admin('/keys'), { account, ...settings }),
+  updateKey: (id: string, settings: KeySettings) => call<Key>('PATCH', admin(`/keys/${segment(id)}`), settings),
+  setKeyDisabled: (id: string, disabled: boolean) => call<Key>('POST', admin(`/keys/${segment(id)}/${disabled ? 'disable' : 'enable'}`)),
+  rotateKey: (id: string) => call<Key & { key: string }>('POST', admin(`/keys/${segment(id)}/rotate`)),
+  deleteKey: (id: string) => call<Key>('DELETE', admin(`/keys/${segment(id)}`)),
+
+  requests: (filter: RequestFilter, cursor?: string) => call<Page<RequestLogEntry>>('GET', admin(`/requests${query({ ...filter, cursor, limit: 50 })}`)),
+  /** The CSV export's address: a plain link, downloaded with the session cookie. */
+  requestsCsvUrl: (filter: RequestFilter) => admin(`/requests${query({ ...filter, format: 'csv' })}`),
+  usage: (filter: UsageFilter) => call<UsageReport>('GET', admin(`/usage${query({ ...filter })}`)),
+  catalog: () => call<Catalog>('GET', admin('/catalog')),
+
   adminTokens: () => call<{ data: AdminToken[] }>('GET', admin('/admin-tokens')),
   createAdminToken: (role: AdminRole, name: string) => call<AdminToken & { token: string }>('POST', admin('/admin-tokens'), name === '' ? { role } : { role, name }),
   setAdminTokenDisabled: (id: string, disabled: boolean) => call<AdminToken>('POST', admin(`/admin-tokens/${segment(id)}/${disabled ? 'disable' : 'enable'}`)),
@@ -82,4 +115,6 @@ export const api = {
 
   self: () => call<SelfView>('GET', '/console/api/self'),
   selfModels: () => call<{ data: SelfModel[] }>('GET', '/console/api/self/models'),
+  selfUsage: (filter: Omit<UsageFilter, 'account'>) => call<UsageReport>('GET', `/console/api/self/usage${query({ ...filter })}`),
+  selfRequests: (filter: Omit<RequestFilter, 'account' | 'key'>, cursor?: string) => call<Page<RequestLogEntry>>('GET', `/console/api/self/requests${query({ ...filter, cursor, limit: 50 })}`),
 };

@@ -11,11 +11,14 @@ import { AccountPage } from './pages/account';
 import { AccountsPage } from './pages/accounts';
 import { AdminTokensPage } from './pages/admin-tokens';
 import { AuditPage } from './pages/audit';
+import { CatalogPage } from './pages/catalog';
 import { ConnectPage } from './pages/connect';
 import { HolderHomePage } from './pages/holder-home';
+import { KeyPage } from './pages/key';
 import { ModelsPage } from './pages/models';
 import { NotFoundPage } from './pages/not-found';
 import { OverviewPage } from './pages/overview';
+import { RequestsPage } from './pages/requests';
 import { SignInPage } from './pages/sign-in';
 import { SessionContext } from './session';
 import type { Session } from './types';
@@ -65,6 +68,9 @@ function Console() {
             <Route path="/console/" component={OverviewPage} />
             <Route path="/console/accounts" component={AccountsPage} />
             <Route path="/console/accounts/:id" component={AccountPage} />
+            <Route path="/console/keys/:id" component={KeyPage} />
+            <Route path="/console/requests" component={RequestsPage} />
+            <Route path="/console/catalog" component={CatalogPage} />
             <Route path="/console/admin-tokens" component={AdminTokensPage} />
             <Route path="/console/audit" component={AuditPage} />
             <Route default component={NotFoundPage} />

@@ -44,7 +44,7 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
   it('signs in with a key made by the CLI and shows the balance and the key', async () => {
     await tollgate(['accounts', 'create', '--name', 'globex', '--balance', '3.5']);
     await tollgate(['accounts', 'create', '--name', 'initech', '--balance', '900']);
-    key = (await tollgate(['keys', 'create', '--account', 'globex', '--name', 'laptop', '--models', 'model-5.6,model-5.6-mini', '--rpm', '120'])) as { id: string; key: string };
+    key = (await tollgate(['keys', 'create', '--account', 'globex', '--name', 'laptop', '--models', 'model-5.6,model-5.6-mini', '--rpm', '120', '--budget', '1.25', '--budget-period', 'month'])) as { id: string; key: string };
 
     // The address without its slash works too.
     await page.goto('/console');
@@ -59,7 +59,9 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
     expect(details).toContain('model-5.6, model-5.6-mini');
     expect(details).toContain('120');
     expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Balance and key', 'Models', 'Connect']);
-    await screenshots(page, 'key-home');
+    expect(await stat(page, 'Budget per month')).toBe('$1.25');
+    expect(await stat(page, 'Left')).toBe('$1.25');
+    await eventually(() => page.getByText('No usage in this range.').count()).toBe(1);
   });
 
   it('lists only the models the key may use, with exact prices per million tokens', async () => {
@@ -104,6 +106,32 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
     expect(statuses).toEqual([403, 403, 403, 403, 403, 403]);
     const globex = await harness.store.findAccount('globex');
     expect(globex?.balanceNanos).toBe(3_500_000_000n);
+  });
+
+  it("sees its own requests and usage, never another key's or account's", async () => {
+    const sibling = (await tollgate(['keys', 'create', '--account', 'globex', '--name', 'sibling'])) as { key: string };
+    const stranger = (await tollgate(['keys', 'create', '--account', 'initech', '--name', 'stranger'])) as { key: string };
+    const send = async (secret: string): Promise<string> => {
+      const response = await harness.post('/v1/chat/completions', { model: 'model-5.6', messages: [{ role: 'user', content: 'Hi.' }] }, secret);
+      expect(response.status).toBe(200);
+      await response.text();
+      return response.headers.get('x-request-id') ?? '';
+    };
+    const own = await send(key.key);
+    const others = [await send(sibling.key), await send(stranger.key)];
+    const requestIds = page.getByRole('region', { name: 'Request list' }).locator('tbody tr td:last-child');
+    // The log is written in batches shortly after: read the page again until the request is there.
+    await eventually(async () => {
+      await page.goto('/console/');
+      await page.getByText(/No requests match|model-5\.6/).first().waitFor();
+      return requestIds.allTextContents();
+    }).toEqual([own]);
+    const content = await page.content();
+    for (const id of others) expect(content).not.toContain(id);
+    const spend = page.locator('figure.chart-card').filter({ hasText: 'Requests' }).locator('.chart-total');
+    await eventually(() => spend.textContent()).toBe('1');
+    expect(await stat(page, 'Spent')).not.toBe('$0.00');
+    await screenshots(page, 'key-home');
   });
 
   it('ends the session once the CLI disables the key', async () => {

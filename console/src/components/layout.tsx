@@ -18,6 +18,8 @@ function navItems(session: ReturnType<typeof useSession>['session']): NavItem[] 
   const items = [
     { href: '/console/', label: 'Overview' },
     { href: '/console/accounts', label: 'Accounts' },
+    { href: '/console/requests', label: 'Requests' },
+    { href: '/console/catalog', label: 'Models' },
   ];
   if (roleReaches(session.admin_token.role, 'owner')) items.push({ href: '/console/admin-tokens', label: 'Admin tokens' }, { href: '/console/audit', label: 'Audit log' });
   return items;

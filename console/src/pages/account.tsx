@@ -1,6 +1,6 @@
 /**
  * One account: balance, what running requests hold, what is left; credit or debit with a reason,
- * rename, disable or enable (operator and owner); its ledger, page by page.
+ * rename, low-balance alert, disable or enable (operator and owner); its usage chart, keys and ledger.
  */
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
@@ -14,7 +14,10 @@ import { availableUsd, formatUsd, isPositiveUsdAmount } from '../money';
 import { roleReaches, useAdminSession } from '../session';
 import type { Account } from '../types';
 import { useLoad } from '../use-load';
+import { UsageSection } from '../components/usage-section';
+import { KeysSection } from './keys-section';
 import { LedgerSection } from './ledger-section';
+import { ThresholdForm } from './threshold-form';
 
 export function AccountPage() {
   const { params } = useRoute();
@@ -82,9 +85,12 @@ export function AccountPage() {
         <div class="panels">
           <AdjustForm account={current} onStart={() => setDone(null)} onDone={(message) => changed(message, true)} />
           <RenameForm account={current} onStart={() => setDone(null)} onDone={(message) => changed(message, false)} />
+          <ThresholdForm key={current.low_balance_threshold_usd ?? ''} account={current} onStart={() => setDone(null)} onDone={(message) => changed(message, false)} />
           <StatusForm account={current} onStart={() => setDone(null)} onDone={(message) => changed(message, false)} />
         </div>
       ) : null}
+      <UsageSection id="account-usage" title="Usage" load={(choice) => api.usage({ ...choice, account: current.id })} />
+      <KeysSection accountId={current.id} canChange={canChange} />
       <LedgerSection accountId={current.id} version={ledgerVersion} />
     </>
   );

@@ -1,4 +1,8 @@
-/** The key holder's start page: the account's balance and the key's limits, from /console/api/self. */
+/**
+ * The key holder's start page: the account's balance, the key's budget and limits (/console/api/self),
+ * the key's usage chart and its own requests (/console/api/self/usage and /requests, filtered to the
+ * key by the server).
+ */
 import { api } from '../api';
 import { PageHeading } from '../components/heading';
 import { ErrorNotice, Loading } from '../components/notice';
@@ -6,7 +10,9 @@ import { Status } from '../components/status';
 import { Time } from '../components/time';
 import { Usd } from '../components/usd';
 import { availableUsd } from '../money';
+import { UsageSection } from '../components/usage-section';
 import { useLoad } from '../use-load';
+import { RequestList } from './requests';
 
 export function HolderHomePage() {
   const self = useLoad(() => api.self(), []);
@@ -75,6 +81,36 @@ export function HolderHomePage() {
             <Time iso={key.created_at} />
           </dd>
         </dl>
+      </section>
+      {key.budget === null ? null : (
+        <section aria-labelledby="budget-heading">
+          <h2 id="budget-heading">Budget</h2>
+          <dl class="stats">
+            <div class="stat">
+              <dt>Budget per {key.budget.period === 'total' ? 'all time' : key.budget.period}</dt>
+              <dd>
+                <Usd value={key.budget.limit_usd} />
+              </dd>
+            </div>
+            <div class="stat">
+              <dt>Spent</dt>
+              <dd>
+                <Usd value={key.budget.spent_usd} />
+              </dd>
+            </div>
+            <div class="stat">
+              <dt>Left</dt>
+              <dd>
+                <Usd value={key.budget.remaining_usd} />
+              </dd>
+            </div>
+          </dl>
+        </section>
+      )}
+      <UsageSection id="self-usage" title="Your key's usage" load={(choice) => api.selfUsage(choice)} />
+      <section aria-labelledby="own-requests-heading">
+        <h2 id="own-requests-heading">Your key's requests</h2>
+        <RequestList load={(cursor) => api.selfRequests({}, cursor)} />
       </section>
     </>
   );

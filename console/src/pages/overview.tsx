@@ -1,5 +1,5 @@
 /**
- * The operator's start page: the accounts closest to running out, read from the accounts list
+ * The operator's start page: usage over time (overview-sections.tsx), the accounts closest to running out, read from the accounts list
  * (the admin API has no balance ordering, so the console reads up to MAX_PAGES pages of active
  * accounts and orders them by what they can still spend, exactly, in nano-USD).
  */
@@ -13,6 +13,7 @@ import { availableUsd, usdToNanos } from '../money';
 import { useAdminSession } from '../session';
 import type { Account } from '../types';
 import { useLoad } from '../use-load';
+import { OutOfRotation, OverviewBreakdown, OverviewUsage } from './overview-sections';
 
 const PAGE_SIZE = 200;
 const MAX_PAGES = 5;
@@ -132,6 +133,9 @@ export function OverviewPage() {
             )}
             {overview.data.more ? <p class="help">Ordered among the first {overview.data.active.length} active accounts.</p> : null}
           </section>
+          <OverviewUsage />
+          <OverviewBreakdown />
+          <OutOfRotation />
         </>
       )}
     </>

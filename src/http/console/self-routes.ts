@@ -3,10 +3,56 @@
  * (limits, expiry, status) and the models the key may use now with their prices. Authenticated by
  * a key holder's console session, or by the key itself as a bearer token (then authenticated and
  * rate-limited exactly as `GET /v1/models` is), so scripts can read it too. Nothing here can name
- * another key or account: the subject comes from the credential alone.
+ * another key or account: the subject comes from the credential alone, and the usage and request
+ * log routes are filtered to that key by the server (keys have no "manager" mark that would open
+ * the whole account's; a key holder sees only their own key's requests).
  */
+
+const instant = z.string().max(40).optional();
+const usageQuery = z.object({ from: instant, to: instant, by: z.enum(['hour', 'day']).default('day') }).strict();
+const requestsQuery = z
+  .object({
+    from: instant,
+    to: instant,
+    model: z.string().max(200).optional(),
+    status: z.coerce.number().int().min(100).max(599).optional(),
+    request_id: z.string().max(200).optional(),
+    cursor: z.string().max(500).optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+  })
+  .strict();
+
+/** The query, checked; a bad one is a 400 in the spec's format, naming the parameter. */
+function parseQuery<T extends z.ZodType>(schema: T, query: unknown): z.infer<T> {
+  const parsed = schema.safeParse(query);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const param = issue?.path.join('.') ?? '';
+  const name = param === '' ? (issue?.code === 'unrecognized_keys' ? issue.keys.join(', ') : '') : param;
+  throw new GatewayError('invalid_request', { message: `Invalid request: ${name === '' ? '' : `${name}: `}${issue?.message ?? 'invalid value'}`, param: name === '' ? null : name });
+}
+
+/** The admin services' refusals (a bad date, a range that ends before it starts) in the spec's format. */
+async function asGatewayErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof AdminError) throw new GatewayError(error.kind === 'invalid_input' ? 'invalid_request' : error.kind, { message: error.message });
+    throw error;
+  }
+}
+
+function instants(from: string | undefined, to: string | undefined): { from?: Date; to?: Date } {
+  return { ...(from === undefined ? {} : { from: parseIsoDate(from, 'from') }), ...(to === undefined ? {} : { to: parseIsoDate(to, 'to') }) };
+}
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { accountView, keyView } from '../../admin/views.js';
+import { z } from 'zod';
+import { AdminError } from '../../admin/admin-error.js';
+import { parseIsoDate } from '../../admin/input.js';
+import { keyUsageReport } from '../../admin/key-usage.js';
+import { searchRequestLog } from '../../admin/request-log.js';
+import { getKey } from '../../admin/keys.js';
+import { accountView, keyDetailsView, requestLogView, usageReportView } from '../../admin/views.js';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { formatUsd } from '../../billing/money.js';
 import { pricesFromConfig } from '../../billing/prices.js';
@@ -15,6 +61,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { Catalog } from '../../routing/catalog.js';
 import type { Router } from '../../routing/router.js';
 import { createApiHooks, requireContext } from '../api-hooks.js';
+import { decodeRequestLogCursor, encodeRequestLogCursor } from '../admin/cursor.js';
 import { modelsForKey } from '../routes/models.js';
 import { consoleSessionOf, type SessionAuthDeps } from './session-auth.js';
 
@@ -55,7 +102,9 @@ export function registerSelfRoutes(app: FastifyInstance, deps: SelfRouteDeps): v
     // The balance now, not the one cached with the key for /v1's authentication.
     const account = await deps.store.findAccount(key.accountId);
     if (account === undefined || account.id !== key.accountId) throw new GatewayError('invalid_token');
-    return { account: accountView(account), key: keyView(key, new Date(deps.now())) };
+    // With its budget's current period: what it has spent and has left.
+    const now = new Date(deps.now());
+    return { account: accountView(account), key: keyDetailsView(await getKey(deps.store, key.id, now), now) };
   });
 
   app.get('/api/self/models', { onRequest: authenticateKeyHolder }, async (request) => {
@@ -77,5 +126,31 @@ export function registerSelfRoutes(app: FastifyInstance, deps: SelfRouteDeps): v
       };
     });
     return { data };
+  });
+
+  app.get('/api/self/usage', { onRequest: authenticateKeyHolder }, async (request) => {
+    const { key } = keyHolderOf(request);
+    const query = parseQuery(usageQuery, request.query);
+    return asGatewayErrors(async () =>
+      usageReportView(await keyUsageReport(deps.store, { keyId: key.id, accountId: key.accountId, by: query.by, ...instants(query.from, query.to) })),
+    );
+  });
+
+  app.get('/api/self/requests', { onRequest: authenticateKeyHolder }, async (request) => {
+    const { key } = keyHolderOf(request);
+    const query = parseQuery(requestsQuery, request.query);
+    return asGatewayErrors(async () => {
+      const after = decodeRequestLogCursor(query.cursor);
+      const search = {
+        keyId: key.id,
+        accountRef: key.accountId,
+        ...instants(query.from, query.to),
+        ...(query.model === undefined ? {} : { model: query.model }),
+        ...(query.status === undefined ? {} : { status: query.status }),
+        ...(query.request_id === undefined ? {} : { requestId: query.request_id }),
+      };
+      const page = await searchRequestLog(deps.store, search, { limit: query.limit, ...(after === undefined ? {} : { after }) });
+      return { data: page.rows.map(requestLogView), has_more: page.next !== undefined, next_cursor: encodeRequestLogCursor(page.next) };
+    });
   });
 }

@@ -1,0 +1,90 @@
+/**
+ * The catalog for operators (/admin/v1/catalog): every model with its prices per million tokens,
+ * reasoning efforts and targets, and every target's live health as the answering instance sees it.
+ */
+import { api } from '../api';
+import { PageHeading } from '../components/heading';
+import { ErrorNotice, Loading } from '../components/notice';
+import { TableWrap } from '../components/table-wrap';
+import { Time } from '../components/time';
+import { Usd } from '../components/usd';
+import type { CatalogTarget } from '../types';
+import { useLoad } from '../use-load';
+
+function Health({ target }: { target: CatalogTarget | undefined }) {
+  if (target === undefined) return <span>unknown</span>;
+  if (target.status === 'healthy') return <span class="status status-active"><span aria-hidden="true">●</span> Healthy</span>;
+  if (target.status === 'recovering') return <span class="status status-expired"><span aria-hidden="true">◐</span> Recovering</span>;
+  return (
+    <span class="status status-disabled">
+      <span aria-hidden="true">◌</span> Cooling down{target.cooling_until === null ? '' : ' until '}
+      {target.cooling_until === null ? null : <Time iso={target.cooling_until} />} ({target.cause === 'credentials' ? 'provider refused our key' : 'failures in a row'})
+    </span>
+  );
+}
+
+export function CatalogPage() {
+  const catalog = useLoad(() => api.catalog(), []);
+  const data = catalog.data;
+  const health = new Map(data?.targets.map((target) => [target.target, target]) ?? []);
+  return (
+    <>
+      <PageHeading title="Models" />
+      <p class="help">
+        Prices in US dollars per million tokens. Target health is what this gateway instance sees
+        {data === undefined ? '' : ', read '}
+        {data === undefined ? null : <Time iso={data.observed_at} />}.
+      </p>
+      <ErrorNotice error={catalog.error} />
+      {data === undefined ? (
+        catalog.loading ? <Loading what="the catalog" /> : null
+      ) : (
+        <>
+          <TableWrap label="Models">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Model</th>
+                  <th scope="col" class="number">Input</th>
+                  <th scope="col" class="number">Cached input</th>
+                  <th scope="col" class="number">Output</th>
+                  <th scope="col">Reasoning efforts</th>
+                  <th scope="col">Targets (priority, weight): health</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.models.map((model) => (
+                  <tr key={model.id}>
+                    <td data-label="Model">
+                      {model.id}
+                      {model.enabled ? '' : ' (disabled)'}
+                    </td>
+                    <td data-label="Input" class="number">
+                      <Usd value={model.prices.input_usd} />
+                    </td>
+                    <td data-label="Cached input" class="number">
+                      <Usd value={model.prices.cached_input_usd} />
+                    </td>
+                    <td data-label="Output" class="number">
+                      <Usd value={model.prices.output_usd} />
+                    </td>
+                    <td data-label="Efforts">{model.reasoning_efforts.length === 0 ? '—' : model.reasoning_efforts.join(', ')}</td>
+                    <td data-label="Targets" class="wrap">
+                      <ul class="plain">
+                        {model.targets.map((target) => (
+                          <li key={target.target}>
+                            {target.target} ({target.priority}, {target.weight}): <Health target={health.get(target.target)} />
+                          </li>
+                        ))}
+                      </ul>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,175 @@
+/**
+ * The overview's usage: spend and traffic over time, the last 30 days by model and by account, and
+ * the targets out of rotation. The admin API groups usage by key, not account, so the by-account
+ * table adds the keys' exact amounts (BigInt nano-USD) per account, from the keys list.
+ */
+import { api } from '../api';
+import { ErrorNotice, Loading } from '../components/notice';
+import { TableWrap } from '../components/table-wrap';
+import { Time } from '../components/time';
+import { Usd } from '../components/usd';
+import { UsageSection } from '../components/usage-section';
+import { nanosToUsd, usdToNanos } from '../money';
+import type { Key, UsageReport } from '../types';
+import { useLoad } from '../use-load';
+
+const THIRTY_DAYS = 30 * 86_400_000;
+const KEY_PAGES = 5;
+
+export function OverviewUsage() {
+  return <UsageSection id="overview-usage" title="Usage" load={(choice) => api.usage(choice)} />;
+}
+
+interface Totals {
+  group: string;
+  label: string;
+  href?: string;
+  requests: number;
+  errors: number;
+  tokens: number;
+  costNanos: bigint;
+}
+
+async function allKeys(): Promise<Key[]> {
+  const keys: Key[] = [];
+  for (const status of [undefined, 'deleted']) {
+    let cursor: string | undefined;
+    for (let page = 0; page < KEY_PAGES; page += 1) {
+      const answer = await api.keys({ status, cursor });
+      keys.push(...answer.data);
+      if (answer.next_cursor === null) break;
+      cursor = answer.next_cursor;
+    }
+  }
+  return keys;
+}
+
+async function loadBreakdown(): Promise<{ models: Totals[]; accounts: Totals[] }> {
+  const from = new Date(Date.now() - THIRTY_DAYS).toISOString();
+  const [byModel, byKey, keys, accounts] = await Promise.all([api.usage({ by: 'model', from }), api.usage({ by: 'key', from }), allKeys(), api.accounts({ limit: 200 })]);
+  const accountOfKey = new Map(keys.map((key) => [key.id, key.account_id]));
+  const accountNames = new Map(accounts.data.map((account) => [account.id, account.name]));
+  const perAccount = new Map<string, Totals>();
+  for (const row of byKey.rows) {
+    const accountId = accountOfKey.get(row.group) ?? '';
+    const totals = perAccount.get(accountId) ?? {
+      group: accountId,
+      label: accountId === '' ? 'Keys not found' : (accountNames.get(accountId) ?? accountId),
+      ...(accountId === '' ? {} : { href: `/console/accounts/${encodeURIComponent(accountId)}` }),
+      requests: 0,
+      errors: 0,
+      tokens: 0,
+      costNanos: 0n,
+    };
+    perAccount.set(accountId, add(totals, row));
+  }
+  const models = byModel.rows.map((row) => add({ group: row.group, label: row.group, requests: 0, errors: 0, tokens: 0, costNanos: 0n }, row));
+  const bySpend = (left: Totals, right: Totals): number => (left.costNanos > right.costNanos ? -1 : left.costNanos < right.costNanos ? 1 : 0);
+  return { models: models.sort(bySpend), accounts: [...perAccount.values()].sort(bySpend) };
+}
+
+function add(totals: Totals, row: UsageReport['rows'][number]): Totals {
+  return {
+    ...totals,
+    requests: totals.requests + row.requests,
+    errors: totals.errors + row.errors,
+    tokens: totals.tokens + row.input_tokens + row.output_tokens,
+    costNanos: totals.costNanos + usdToNanos(row.cost_usd),
+  };
+}
+
+export function OverviewBreakdown() {
+  const breakdown = useLoad(loadBreakdown, []);
+  return (
+    <>
+      <ErrorNotice error={breakdown.error} />
+      {breakdown.data === undefined ? (
+        breakdown.loading ? <Loading what="usage by model and account" /> : null
+      ) : (
+        <div class="panels">
+          <TotalsTable id="by-model" title="By model, last 30 days" column="Model" rows={breakdown.data.models} />
+          <TotalsTable id="by-account" title="By account, last 30 days" column="Account" rows={breakdown.data.accounts} />
+        </div>
+      )}
+    </>
+  );
+}
+
+function TotalsTable({ id, title, column, rows }: { id: string; title: string; column: string; rows: Totals[] }) {
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>{title}</h2>
+      {rows.length === 0 ? (
+        <p>No usage yet.</p>
+      ) : (
+        <TableWrap label={`${column} totals`}>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{column}</th>
+                <th scope="col" class="number">Spend</th>
+                <th scope="col" class="number">Requests</th>
+                <th scope="col" class="number">Errors</th>
+                <th scope="col" class="number">Tokens</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.group}>
+                  <td data-label={column}>{row.href === undefined ? row.label : <a href={row.href}>{row.label}</a>}</td>
+                  <td data-label="Spend" class="number">
+                    <Usd value={nanosToUsd(row.costNanos)} />
+                  </td>
+                  <td data-label="Requests" class="number">{row.requests}</td>
+                  <td data-label="Errors" class="number">{row.errors}</td>
+                  <td data-label="Tokens" class="number">{row.tokens}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+    </section>
+  );
+}
+
+export function OutOfRotation() {
+  const catalog = useLoad(() => api.catalog(), []);
+  const out = catalog.data?.targets.filter((target) => target.status !== 'healthy') ?? [];
+  return (
+    <section aria-labelledby="out-heading">
+      <h2 id="out-heading">Targets out of rotation</h2>
+      <ErrorNotice error={catalog.error} />
+      {catalog.data === undefined ? (
+        catalog.loading ? <Loading what="targets" /> : null
+      ) : out.length === 0 ? (
+        <p>
+          Every target is in rotation (as this instance sees them, <Time iso={catalog.data.observed_at} />). <a href="/console/catalog">Models and targets</a>
+        </p>
+      ) : (
+        <TableWrap label="Targets out of rotation">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Target</th>
+                <th scope="col">State</th>
+                <th scope="col">Why</th>
+                <th scope="col">Until</th>
+              </tr>
+            </thead>
+            <tbody>
+              {out.map((target) => (
+                <tr key={target.target}>
+                  <td data-label="Target">{target.target}</td>
+                  <td data-label="State">{target.status === 'cooling_down' ? '◌ Cooling down' : '◐ Recovering'}</td>
+                  <td data-label="Why">{target.cause === 'credentials' ? 'Its provider refused our key' : 'Failures in a row'}</td>
+                  <td data-label="Until">{target.cooling_until === null ? '—' : <Time iso={target.cooling_until} />}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+    </section>
+  );
+}
