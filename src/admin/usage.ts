@@ -14,6 +14,8 @@ export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['day', 'hour', 'model'
 export interface UsageFilter {
   /** Account id or name; absent means every account. */
   accountRef?: string;
+  /** One key's usage only (a key holder's own, in the console). */
+  keyId?: string;
   /** Only usage at or after this instant. */
   from?: Date;
   /** Only usage before this instant. */
@@ -49,7 +51,7 @@ export async function usageReport(store: Store, filter: UsageFilter = {}): Promi
   requireOrderedRange(from, to, [fromName, toName]);
   const by = filter.by ?? 'model';
   const accountId = filter.accountRef === undefined ? undefined : (await requireAccount(store, filter.accountRef)).id;
-  const range = { ...(accountId === undefined ? {} : { accountId }), ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
+  const range = { ...(accountId === undefined ? {} : { accountId }), ...(filter.keyId === undefined ? {} : { keyId: filter.keyId }), ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
   const [charged, failed] = await Promise.all([store.usageBy(by, range), store.requestErrorsBy(by, range)]);
   const rows = mergeErrors(charged, failed);
   return { accountId: accountId ?? null, from: from ?? null, to: to ?? null, by, rows, total: sumRows(rows) };

@@ -349,6 +349,8 @@ export type UsageGrouping = 'day' | 'hour' | 'model' | 'key';
 
 export interface UsageRange {
   accountId?: string;
+  /** One key's usage only. */
+  keyId?: string;
   /** At or after. */
   from?: Date;
   /** Before. */

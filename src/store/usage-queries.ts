@@ -36,6 +36,7 @@ export async function usageBy(db: Kysely<Database>, grouping: UsageGrouping, ran
   const group = groupExpression(grouping, { time: 'created_at', model: 'model', key: 'key_id' });
   let query = db.selectFrom('ledger').where('kind', 'in', ['charge', 'excess']);
   if (range.accountId !== undefined) query = query.where('account_id', '=', range.accountId);
+  if (range.keyId !== undefined) query = query.where('key_id', '=', range.keyId);
   if (range.from !== undefined) query = query.where('created_at', '>=', BigInt(toEpochMilliseconds(range.from, 'from')));
   if (range.to !== undefined) query = query.where('created_at', '<', BigInt(toEpochMilliseconds(range.to, 'to')));
   const rows = await query
@@ -70,6 +71,7 @@ export async function requestErrorsBy(db: Kysely<Database>, grouping: UsageGroup
   const group = groupExpression(grouping, { time: 'at', model: 'model', key: 'key_id' });
   let query = db.selectFrom('request_log').where('error_code', 'is not', null);
   if (range.accountId !== undefined) query = query.where('account_id', '=', range.accountId);
+  if (range.keyId !== undefined) query = query.where('key_id', '=', range.keyId);
   if (range.from !== undefined) query = query.where('at', '>=', BigInt(toEpochMilliseconds(range.from, 'from')));
   if (range.to !== undefined) query = query.where('at', '<', BigInt(toEpochMilliseconds(range.to, 'to')));
   const rows = await query

@@ -49,7 +49,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AdminError } from '../../admin/admin-error.js';
 import { parseIsoDate } from '../../admin/input.js';
-import { keyUsageReport } from '../../admin/key-usage.js';
+import { usageReport } from '../../admin/usage.js';
 import { searchRequestLog } from '../../admin/request-log.js';
 import { getKey } from '../../admin/keys.js';
 import { accountView, keyDetailsView, requestLogView, usageReportView } from '../../admin/views.js';
@@ -132,7 +132,7 @@ export function registerSelfRoutes(app: FastifyInstance, deps: SelfRouteDeps): v
     const { key } = keyHolderOf(request);
     const query = parseQuery(usageQuery, request.query);
     return asGatewayErrors(async () =>
-      usageReportView(await keyUsageReport(deps.store, { keyId: key.id, accountId: key.accountId, by: query.by, ...instants(query.from, query.to) })),
+      usageReportView(await usageReport(deps.store, { keyId: key.id, accountRef: key.accountId, by: query.by, ...instants(query.from, query.to) })),
     );
   });
 
