@@ -5,85 +5,12 @@
  */
 import { formatUsd } from '../billing/money.js';
 import { csvLine, toCsvValue } from './csv.js';
-import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord, AuditEntry, BudgetPeriod, KeyStatus, LedgerEntry, RequestLogRecord, UsageGrouping } from '../store/store.js';
+import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, RequestLogRecord } from '../store/store.js';
 import { keyStatus, type KeyDetails } from './keys.js';
 import type { UsageReport, UsageReportRow, UsageTotals } from './usage.js';
+import type { AccountView, KeyView, KeyDetailsView, UsageTotalsView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
 
-export interface AccountView {
-  id: string;
-  name: string;
-  balance_usd: string;
-  reserved_usd: string;
-  disabled: boolean;
-  created_at: string;
-  /** A `balance.low` alert fires when balance − reserved drops below it; null: no alert. */
-  low_balance_threshold_usd: string | null;
-}
-
-export interface KeyView {
-  id: string;
-  account_id: string;
-  name: string | null;
-  prefix: string;
-  models: string[] | null;
-  requests_per_window: number | null;
-  tokens_per_minute: number | null;
-  expires_at: string | null;
-  disabled: boolean;
-  status: KeyStatus;
-  /** The spend limit, or null for none. */
-  budget: KeyBudgetView | null;
-  created_at: string;
-  deleted_at: string | null;
-}
-
-export interface KeyBudgetView {
-  period: BudgetPeriod;
-  limit_usd: string;
-}
-
-/** A key's budget in its current period (calendar UTC; a total budget's period never ends). */
-export interface KeyBudgetUsageView extends KeyBudgetView {
-  period_start: string;
-  /** When the budget starts afresh; null for a total budget. */
-  resets_at: string | null;
-  spent_usd: string;
-  /** Held by the key's requests still running. */
-  reserved_usd: string;
-  remaining_usd: string;
-}
-
-export interface KeyDetailsView extends Omit<KeyView, 'budget'> {
-  budget: KeyBudgetUsageView | null;
-}
-
-export interface UsageTotalsView {
-  requests: number;
-  input_tokens: number;
-  cached_input_tokens: number;
-  cache_write_input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  /** Logged requests that ended with an error code (from the request log). */
-  errors: number;
-  cost_usd: string;
-  /** Reported by upstreams beyond the holds: recorded, not billed. */
-  excess_usd: string;
-}
-
-export interface UsageRowView extends UsageTotalsView {
-  /** The UTC day or hour (its start, ISO 8601), the model id or the key id. */
-  group: string;
-}
-
-export interface UsageReportView {
-  account_id: string | null;
-  from: string | null;
-  to: string | null;
-  by: UsageGrouping;
-  rows: UsageRowView[];
-  total: UsageTotalsView;
-}
+export type { AccountView, KeyView, KeyBudgetView, KeyBudgetUsageView, KeyDetailsView, UsageTotalsView, UsageRowView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
 
 /** The CSV columns of a usage export, after the group's own (named after the grouping). */
 export const USAGE_CSV_COLUMNS = [
@@ -178,29 +105,9 @@ function usageTotalsView(totals: UsageTotals): UsageTotalsView {
   };
 }
 
-export interface AdminTokenView {
-  id: string;
-  name: string | null;
-  role: AdminRole;
-  prefix: string;
-  disabled: boolean;
-  created_at: string;
-}
-
 /** Never the hash; the secret exists only in `createAdminToken`'s answer. */
 export function adminTokenView(token: AdminTokenRecord): AdminTokenView {
   return { id: token.id, name: token.name, role: token.role, prefix: token.prefix, disabled: token.disabled, created_at: token.createdAt.toISOString() };
-}
-
-export interface LedgerEntryView {
-  id: number;
-  kind: LedgerEntry['kind'];
-  amount_usd: string;
-  request_id: string | null;
-  key_id: string | null;
-  model: string | null;
-  note: string | null;
-  created_at: string;
 }
 
 export function ledgerEntryView(entry: LedgerEntry): LedgerEntryView {
@@ -216,17 +123,6 @@ export function ledgerEntryView(entry: LedgerEntry): LedgerEntryView {
   };
 }
 
-export interface AuditEntryView {
-  id: number;
-  at: string;
-  admin_token_id: string | null;
-  action: string;
-  target_type: string;
-  target_id: string;
-  before: unknown;
-  after: unknown;
-}
-
 export function auditEntryView(entry: AuditEntry): AuditEntryView {
   return {
     id: entry.id,
@@ -238,31 +134,6 @@ export function auditEntryView(entry: AuditEntry): AuditEntryView {
     before: entry.before,
     after: entry.after,
   };
-}
-
-export interface RequestLogView {
-  id: number;
-  at: string;
-  request_id: string;
-  account_id: string;
-  key_id: string;
-  surface: string;
-  model: string;
-  target: string | null;
-  status: number;
-  error_code: string | null;
-  stream: boolean;
-  latency_ms: number;
-  first_byte_ms: number | null;
-  input_tokens: number;
-  cached_input_tokens: number;
-  cache_write_input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cost_usd: string;
-  /** Only for models whose catalog entry turns on `log_bodies`, cut at its size cap. */
-  request_body: string | null;
-  response_body: string | null;
 }
 
 export function requestLogView(record: RequestLogRecord): RequestLogView {

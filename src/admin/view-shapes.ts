@@ -1,0 +1,139 @@
+/**
+ * The JSON shapes of the admin API's answers (and of the console's, which shows them): types
+ * only, with no code, so that the web console (console/src/types.ts) reads the very same types the
+ * server writes. The functions that build them are in views.ts. Money is a decimal USD string,
+ * times ISO 8601 strings in UTC.
+ */
+import type { AdminRole, BudgetPeriod, KeyStatus, LedgerEntry, UsageGrouping } from '../store/store.js';
+
+export interface AccountView {
+  id: string;
+  name: string;
+  balance_usd: string;
+  reserved_usd: string;
+  disabled: boolean;
+  created_at: string;
+  /** A `balance.low` alert fires when balance − reserved drops below it; null: no alert. */
+  low_balance_threshold_usd: string | null;
+}
+
+export interface KeyView {
+  id: string;
+  account_id: string;
+  name: string | null;
+  prefix: string;
+  models: string[] | null;
+  requests_per_window: number | null;
+  tokens_per_minute: number | null;
+  expires_at: string | null;
+  disabled: boolean;
+  status: KeyStatus;
+  /** The spend limit, or null for none. */
+  budget: KeyBudgetView | null;
+  created_at: string;
+  deleted_at: string | null;
+}
+
+export interface KeyBudgetView {
+  period: BudgetPeriod;
+  limit_usd: string;
+}
+
+/** A key's budget in its current period (calendar UTC; a total budget's period never ends). */
+export interface KeyBudgetUsageView extends KeyBudgetView {
+  period_start: string;
+  /** When the budget starts afresh; null for a total budget. */
+  resets_at: string | null;
+  spent_usd: string;
+  /** Held by the key's requests still running. */
+  reserved_usd: string;
+  remaining_usd: string;
+}
+
+export interface KeyDetailsView extends Omit<KeyView, 'budget'> {
+  budget: KeyBudgetUsageView | null;
+}
+
+export interface UsageTotalsView {
+  requests: number;
+  input_tokens: number;
+  cached_input_tokens: number;
+  cache_write_input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  /** Logged requests that ended with an error code (from the request log). */
+  errors: number;
+  cost_usd: string;
+  /** Reported by upstreams beyond the holds: recorded, not billed. */
+  excess_usd: string;
+}
+
+export interface UsageRowView extends UsageTotalsView {
+  /** The UTC day or hour (its start, ISO 8601), the model id or the key id. */
+  group: string;
+}
+
+export interface UsageReportView {
+  account_id: string | null;
+  from: string | null;
+  to: string | null;
+  by: UsageGrouping;
+  rows: UsageRowView[];
+  total: UsageTotalsView;
+}
+
+export interface AdminTokenView {
+  id: string;
+  name: string | null;
+  role: AdminRole;
+  prefix: string;
+  disabled: boolean;
+  created_at: string;
+}
+
+export interface LedgerEntryView {
+  id: number;
+  kind: LedgerEntry['kind'];
+  amount_usd: string;
+  request_id: string | null;
+  key_id: string | null;
+  model: string | null;
+  note: string | null;
+  created_at: string;
+}
+
+export interface AuditEntryView {
+  id: number;
+  at: string;
+  admin_token_id: string | null;
+  action: string;
+  target_type: string;
+  target_id: string;
+  before: unknown;
+  after: unknown;
+}
+
+export interface RequestLogView {
+  id: number;
+  at: string;
+  request_id: string;
+  account_id: string;
+  key_id: string;
+  surface: string;
+  model: string;
+  target: string | null;
+  status: number;
+  error_code: string | null;
+  stream: boolean;
+  latency_ms: number;
+  first_byte_ms: number | null;
+  input_tokens: number;
+  cached_input_tokens: number;
+  cache_write_input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: string;
+  /** Only for models whose catalog entry turns on `log_bodies`, cut at its size cap. */
+  request_body: string | null;
+  response_body: string | null;
+}
