@@ -11,6 +11,7 @@ import type { HoldKeeper } from '../billing/hold-keeper.js';
 import type { SettleRetrier } from '../billing/settle-retry.js';
 import type { ConfigFile } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { idSuffix } from '../lib/ids.js';
 import type { Limiter } from '../ratelimit/limiter.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { Router } from '../routing/router.js';
@@ -33,7 +34,7 @@ import { registerConsole } from './console/console.js';
 import { registerCountTokensRoute } from './routes/count-tokens.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerStoredResponseRoutes } from './routes/stored-responses.js';
-import { anthropicMessagesSurface, chatCompletionsSurface, randomSuffix, responsesSurface } from './surfaces.js';
+import { anthropicMessagesSurface, chatCompletionsSurface, responsesSurface } from './surfaces.js';
 
 export interface AppDeps {
   config: ConfigFile;
@@ -74,7 +75,8 @@ export function sendError(reply: FastifyReply, error: GatewayError): FastifyRepl
     .send(JSON.stringify(errorBody(error, errorShapeOf(reply.request.url, reply.request.headers))));
 }
 
-const newRequestId = (): string => `req_${randomSuffix()}`;
+/** `req_` + 24 hex digits (lib/ids.ts), on every answer as `x-request-id`. */
+const newRequestId = (): string => `req_${idSuffix()}`;
 
 export function buildApp(deps: AppDeps): FastifyInstance {
   const limits = deps.config.limits;
