@@ -122,17 +122,22 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.decorateRequest('apiContext', null);
   app.decorateRequest('outcome', null);
   app.decorateReply('gatewayErrorCode', null);
-  app.addHook('onRequest', async (request, reply) => {
+  // These two hooks run on every request and do nothing asynchronous: callback style spares each
+  // request a promise and a microtask turn per hook.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    // What Node's requireHostHeader would refuse with an empty 400 (RFC 9112 §3.2).
+    // What Node's requireHostHeader would refuse with an empty 400 (RFC 9112 §3.2). Answered
+    // here, so the request goes no further (`done` is not called).
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-      return sendError(reply.header('connection', 'close'), new GatewayError('missing_host'));
+      sendError(reply.header('connection', 'close'), new GatewayError('missing_host'));
+      return;
     }
-    return undefined;
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.answers.inc({ route: request.routeOptions.url ?? 'unknown', code: reply.gatewayErrorCode ?? 'ok' });
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
+    done();
   });
   observeApiRequests(app, deps);
   registerBodyParser(app);
