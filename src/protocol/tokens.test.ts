@@ -85,6 +85,8 @@ describe('the memo of input counts', () => {
     for (let round = 0; round < 3; round += 1) {
       for (const text of texts) expect(memo.count(text), JSON.stringify(text.slice(0, 30))).toBe(countTextTokens(text));
     }
+    // longText and twin took turns in one slot; each is accounted once at most.
+    expect(memo.characters).toBeLessThanOrEqual(texts.reduce((sum, text) => sum + text.length + 500, 0));
     expect(memo.has(systemPrompt)).toBe(true);
     // A copy of a remembered text (as the next request's body brings) finds it.
     expect(memo.has(JSON.parse(JSON.stringify(systemPrompt)) as string)).toBe(true);

@@ -93,7 +93,7 @@ const newGeneration = (): Generation => ({ short: new Map(), long: new Map(), ch
  * a millisecond for 40 KB, a lookup a hash of the text.
  *
  * Bounded by characters: two generations of at most `generationCharacters` each (a text costs its
- * length plus MEMO_ENTRY_OVERHEAD). New texts go to the young one; a text found in the old one
+ * length, its fingerprint's and MEMO_ENTRY_OVERHEAD). New texts go to the young one; a text found in the old one
  * moves to the young one; when the young one is full it becomes the old one and the old one is
  * dropped, so what is in use stays and the rest ages out without a per-hit reordering.
  *
@@ -118,22 +118,23 @@ export class TokenMemo {
 
   /** Whether the count of `text` is remembered. */
   has(text: string): boolean {
-    return find(this.#young, text) !== undefined || find(this.#old, text) !== undefined;
+    const key = keyOf(text);
+    return find(this.#young, text, key) !== undefined || find(this.#old, text, key) !== undefined;
   }
 
   /** `countTextTokens(text)`, remembered. */
   count(text: string): number {
     if (text === '') return 0;
-    const young = find(this.#young, text);
+    const key = keyOf(text);
+    const young = find(this.#young, text, key);
     if (young !== undefined) return young;
-    const old = find(this.#old, text);
-    const tokens = old ?? countTextTokens(text);
-    this.#remember(text, tokens);
+    const tokens = find(this.#old, text, key) ?? countTextTokens(text);
+    this.#remember(text, tokens, key);
     return tokens;
   }
 
-  #remember(text: string, tokens: number): void {
-    const cost = text.length + MEMO_ENTRY_OVERHEAD;
+  #remember(text: string, tokens: number, key: string | undefined): void {
+    const cost = text.length + MEMO_ENTRY_OVERHEAD + (key?.length ?? 0);
     if (cost > this.#generationCharacters) return;
     if (this.#young.characters + cost > this.#generationCharacters) {
       this.#old = this.#young;
@@ -141,27 +142,28 @@ export class TokenMemo {
     }
     const young = this.#young;
     const copy = copyOf(text);
-    if (text.length <= FULLY_HASHED_LENGTH) {
+    if (key === undefined) {
       young.short.set(copy, tokens);
     } else {
-      const key = fingerprint(text);
       const replaced = young.long.get(key);
-      if (replaced !== undefined) young.characters -= replaced.text.length + MEMO_ENTRY_OVERHEAD;
+      if (replaced !== undefined) young.characters -= replaced.text.length + MEMO_ENTRY_OVERHEAD + key.length;
       young.long.set(key, { text: copy, tokens });
     }
     young.characters += cost;
   }
 }
 
-function find(generation: Generation, text: string): number | undefined {
-  if (text.length <= FULLY_HASHED_LENGTH) return generation.short.get(text);
-  const entry = generation.long.get(fingerprint(text));
-  return entry !== undefined && entry.text === text ? entry.tokens : undefined;
-}
-
-function fingerprint(text: string): string {
+/** The fingerprint of a text too long for V8 to hash whole; undefined for a shorter one (its own key). */
+function keyOf(text: string): string | undefined {
+  if (text.length <= FULLY_HASHED_LENGTH) return undefined;
   const middle = Math.floor((text.length - FINGERPRINT_SAMPLE) / 2);
   return `${text.length}:${text.slice(0, FINGERPRINT_SAMPLE)}${text.slice(middle, middle + FINGERPRINT_SAMPLE)}${text.slice(-FINGERPRINT_SAMPLE)}`;
+}
+
+function find(generation: Generation, text: string, key: string | undefined): number | undefined {
+  if (key === undefined) return generation.short.get(text);
+  const entry = generation.long.get(key);
+  return entry !== undefined && entry.text === text ? entry.tokens : undefined;
 }
 
 /**
