@@ -2,7 +2,7 @@
  * API key secrets: `sk-tg-` followed by 40 base62 characters (≈238 bits). Stored only as a SHA-256
  * hash; the prefix (first 12 characters) is kept to tell keys apart in listings.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const KEY_PREFIX = 'sk-tg-';
 /** Admin tokens (admin API only) look nothing like API keys, so neither is accepted for the other. */
@@ -22,20 +22,24 @@ export function generateKeySecret(prefix: string = KEY_PREFIX): string {
   return out;
 }
 
-/** Lowercase hex SHA-256 of the whole secret. */
+/** Lowercase hex SHA-256 of the whole secret (one call per request: the one-shot form, no Hash object). */
 export function hashKeySecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 export function displayPrefix(secret: string, length: number = DISPLAY_PREFIX_LENGTH): string {
   return secret.slice(0, length);
 }
 
-/** Constant-time equality of two hex hashes of equal length. */
+/**
+ * Equality of two hashes (as hashKeySecret writes them) in a time that does not depend on where
+ * they differ: every character is compared, without decoding either into a buffer.
+ */
 export function hashesEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+  if (a.length !== b.length || a.length === 0) return false;
+  let difference = 0;
+  for (let index = 0; index < a.length; index += 1) difference |= a.charCodeAt(index) ^ b.charCodeAt(index);
+  return difference === 0;
 }
 
 /** Random ids like `acct_3fQ…`, for records (not secrets). */

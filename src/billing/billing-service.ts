@@ -6,8 +6,8 @@
  * atomically, so concurrent requests can never spend the same balance twice, and a hold is settled
  * (or expires) exactly once.
  */
-import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.js';
+import { idSuffix } from '../lib/ids.js';
 import type { Usage } from '../protocol/canonical.js';
 import { KeyBudgetExceededError, type Charge, type KeyBudget, type Store } from '../store/store.js';
 import { withMargin, type InputBound } from './input-bounds.js';
@@ -106,7 +106,7 @@ export class BillingService {
   }): Promise<Hold> {
     const amountNanos = this.holdAmount(input.model, input.inputTokenBound, input.maxOutputTokens);
     const hold: Hold = {
-      id: `hold_${randomUUID()}`,
+      id: `hold_${idSuffix()}`,
       accountId: input.accountId,
       keyId: input.keyId,
       requestId: input.requestId,

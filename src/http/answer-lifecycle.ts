@@ -53,6 +53,8 @@ export class AnswerLifecycle {
   readonly #services: LifecycleServices;
   readonly #request: FastifyRequest;
   readonly #abort = new AbortController();
+  /** Whether `#abort` was aborted (only `abort()` does), without asking the signal through its getters. */
+  #aborted = false;
   #running: Running | undefined;
   #settlement: Promise<void> | undefined;
 
@@ -63,7 +65,7 @@ export class AnswerLifecycle {
     this.#services = services;
     this.#request = request;
     reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) this.#abort.abort();
+      if (!reply.raw.writableFinished) this.abort();
     });
   }
 
@@ -73,11 +75,13 @@ export class AnswerLifecycle {
   }
 
   get aborted(): boolean {
-    return this.#abort.signal.aborted;
+    return this.#aborted;
   }
 
   /** Stops the upstream call (no-op once it ended or was stopped). */
   abort(): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
     this.#abort.abort();
   }
 

@@ -7,6 +7,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
+import { newItemId } from '../lib/ids.js';
 import { InvalidRequestError, type InputItem } from '../protocol/canonical.js';
 import { decodeInput } from '../protocol/responses/decode-input.js';
 import { encodeInputItems, outputItemsAsInputItems, type ResponsesInputItem } from '../protocol/responses/input-items.js';
@@ -25,7 +26,7 @@ export interface ExpandedConversation {
  * not found, exactly like an unknown id (OpenAI's 400 `previous_response_not_found`).
  */
 export async function expandConversation(store: Store, accountId: string, decoded: DecodedBody): Promise<ExpandedConversation> {
-  const newItems = (): ResponsesInputItem[] => (decoded.store ? encodeInputItems(decoded.request.input) : []);
+  const newItems = (): ResponsesInputItem[] => (decoded.store ? encodeInputItems(decoded.request.input, newItemId) : []);
   const previousId = decoded.previousResponseId;
   if (previousId === null) return { decoded, inputItems: newItems() };
   const previous = await store.findResponse(previousId, accountId);

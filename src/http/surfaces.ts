@@ -2,9 +2,9 @@
  * The client surfaces behind one shape, so one handler serves them all: decode the body, check
  * model-specific options, and encode canonical events back into the surface's wire format.
  */
-import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors/gateway-error.js';
+import { idSuffix, newItemId } from '../lib/ids.js';
 import { decodeMessagesRequest } from '../protocol/anthropic-messages/decode-request.js';
 import { MessagesEncoder } from '../protocol/anthropic-messages/encoder.js';
 import type { CanonicalEvent, CanonicalRequest, Surface, Usage } from '../protocol/canonical.js';
@@ -62,10 +62,6 @@ export interface SurfaceAdapter {
   passthroughFailure(error: GatewayError, failure: PassthroughFailure, usage: Usage): { sse: string; response?: Record<string, unknown> };
 }
 
-export function randomSuffix(bytes = 12): string {
-  return randomBytes(bytes).toString('hex');
-}
-
 export const responsesSurface: SurfaceAdapter = {
   surface: 'responses',
   decode(body) {
@@ -85,7 +81,7 @@ export const responsesSurface: SurfaceAdapter = {
   },
   createEncoder(decoded, createdAt) {
     const encoder = new ResponsesEncoder({
-      responseId: `resp_${randomSuffix()}`,
+      responseId: `resp_${idSuffix()}`,
       createdAt,
       model: decoded.request.model,
       request: decoded.request,
@@ -93,6 +89,7 @@ export const responsesSurface: SurfaceAdapter = {
       store: decoded.store,
       metadata: decoded.metadata,
       previousResponseId: decoded.previousResponseId,
+      idGenerator: newItemId,
       ...(decoded.responsesEcho === undefined ? {} : { echo: decoded.responsesEcho }),
     });
     return {
@@ -145,7 +142,7 @@ export const chatCompletionsSurface: SurfaceAdapter = {
   },
   createEncoder(decoded, createdAt) {
     const encoder = new ChatCompletionsEncoder({
-      id: `chatcmpl-${randomSuffix()}`,
+      id: `chatcmpl-${idSuffix()}`,
       created: createdAt,
       model: decoded.request.model,
       stream: decoded.request.stream,
@@ -191,7 +188,7 @@ export const anthropicMessagesSurface: SurfaceAdapter = {
   },
   createEncoder(decoded) {
     const encoder = new MessagesEncoder({
-      id: `msg_${randomSuffix()}`,
+      id: `msg_${idSuffix()}`,
       model: decoded.request.model,
       stream: decoded.request.stream,
       omitThinking: decoded.omitThinking === true,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeChatRequest } from './chat-completions/decode-request.js';
 import { boundInputTokens, walkInputBound, YIELD_CHARACTERS } from './input-bound.js';
 import { decodeResponsesRequest } from './responses/decode-request.js';
-import { countTextTokens, estimateInputTokens, TOKENS_PER_IMAGE } from './tokens.js';
+import { countTextTokens, estimateInputTokens, inputTokenMemo, TOKENS_PER_IMAGE } from './tokens.js';
 
 const options = { imageTokens: TOKENS_PER_IMAGE };
 
@@ -14,6 +14,20 @@ describe('the input bound of a request body', () => {
     const withSchema = { ...plain, response_format: { type: 'json_schema', json_schema: { name: 's', schema } } };
     expect(estimateInputTokens(decodeChatRequest(withSchema).request)).toBe(estimateInputTokens(decodeChatRequest(plain).request));
     expect(boundInputTokens(withSchema, options) - boundInputTokens(plain, options)).toBeGreaterThan(countTextTokens('x '.repeat(500_000)));
+  });
+
+  it('is the same bound when the texts are counted again from the memo (a coding agent resending its prompt and tools)', () => {
+    const fresh = `${process.pid}-${Date.now()}`;
+    const system = `You are a coding agent (${fresh}). `.repeat(500);
+    const tools = Array.from({ length: 20 }, (_, index) => ({
+      type: 'function',
+      function: { name: `tool_${index}_${fresh}`, description: `Tool ${index} (${fresh}) edits files. `.repeat(20), parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+    }));
+    const body = { model: 'm', messages: [{ role: 'system', content: system }, { role: 'user', content: 'Hi' }], tools };
+    expect(inputTokenMemo.has(system)).toBe(false);
+    const cold = boundInputTokens(body, options);
+    expect(inputTokenMemo.has(system)).toBe(true);
+    expect(boundInputTokens(structuredClone(body), options)).toBe(cold);
   });
 
   it('is at least the canonical estimate for chat and Responses requests of any text (seeded)', () => {

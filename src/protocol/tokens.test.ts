@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CanonicalRequest } from './canonical.js';
-import { countTextTokens, encodeText, estimateInputTokens, EXACT_CHARACTERS, MAX_TOKENIZED_RUN, TokenBudget, utf8Length } from './tokens.js';
+import { countTextTokens, encodeText, estimateInputTokens, EXACT_CHARACTERS, inputTokenMemo, MAX_TOKENIZED_RUN, TokenBudget, TokenMemo, utf8Length } from './tokens.js';
 
 const request = (overrides: Partial<CanonicalRequest> = {}): CanonicalRequest => ({
   model: 'm',
@@ -68,5 +68,62 @@ describe('the per-request budget of exact counting', () => {
     expect(budget.count('more')).toBe(4);
     const estimate = estimateInputTokens(request({ input: [{ type: 'message', role: 'user', content: [{ type: 'text', text: words }] }] }));
     expect(estimate).toBe(3 + 4 + counted);
+  });
+});
+
+describe('the memo of input counts', () => {
+  const systemPrompt = Array.from({ length: 300 }, (_, index) => `Rule ${index}: read a file before editing it, and explain each change. `).join('\n');
+  const longText = 'Long text with words, numbers 12345 and ünïcödé — and emoji 🎉. '.repeat(400);
+  // Same length, start, middle and end as longText: the same fingerprint, different text.
+  const twin = `${longText.slice(0, 1_000)}X${longText.slice(1_001)}`;
+  const texts = ['', 'role', 'content', 'a <|endoftext|> b', 'Say hello.', systemPrompt, longText, twin, 'a'.repeat(5_000), ' \n'.repeat(300)];
+
+  it('gives the same count as the tokenizer, the first time and from memory', () => {
+    const memo = new TokenMemo(1_000_000);
+    expect(longText.length).toBeGreaterThan(16_383);
+    expect(twin.length).toBe(longText.length);
+    for (let round = 0; round < 3; round += 1) {
+      for (const text of texts) expect(memo.count(text), JSON.stringify(text.slice(0, 30))).toBe(countTextTokens(text));
+    }
+    // longText and twin took turns in one slot; each is accounted once at most.
+    expect(memo.characters).toBeLessThanOrEqual(texts.reduce((sum, text) => sum + text.length + 500, 0));
+    expect(memo.has(systemPrompt)).toBe(true);
+    // A copy of a remembered text (as the next request's body brings) finds it.
+    expect(memo.has(JSON.parse(JSON.stringify(systemPrompt)) as string)).toBe(true);
+    expect(memo.has(`${systemPrompt}.`)).toBe(false);
+  });
+
+  it('counts a request the same as without it, through TokenBudget and the canonical estimate', () => {
+    const input: CanonicalRequest['input'] = [{ type: 'message', role: 'user', content: [{ type: 'text', text: longText }] }];
+    const expected = 3 + 4 + countTextTokens(systemPrompt) + 4 + countTextTokens(longText);
+    for (let round = 0; round < 2; round += 1) {
+      expect(estimateInputTokens(request({ instructions: systemPrompt, input }))).toBe(expected);
+    }
+    expect(inputTokenMemo.has(systemPrompt)).toBe(true);
+  });
+
+  it('stays within two generations of characters, keeping the texts in use', () => {
+    const memo = new TokenMemo(2_000);
+    const kept = 'The system prompt every request sends. '.repeat(5);
+    for (let index = 0; index < 2_000; index += 1) {
+      const text = `unique text number ${index} ${'x y '.repeat(index % 50)}`;
+      expect(memo.count(text)).toBe(countTextTokens(text));
+      expect(memo.count(kept)).toBe(countTextTokens(kept));
+      expect(memo.characters).toBeLessThanOrEqual(4_000);
+    }
+    expect(memo.has(kept)).toBe(true);
+    expect(memo.has('unique text number 0 ')).toBe(false);
+    // A text larger than a generation is counted, not remembered.
+    const huge = 'word '.repeat(1_000);
+    expect(memo.count(huge)).toBe(countTextTokens(huge));
+    expect(memo.has(huge)).toBe(false);
+  });
+
+  it('keeps the memo of input counts bounded however much new text arrives', () => {
+    const before = inputTokenMemo.characters;
+    for (let index = 0; index < 300; index += 1) inputTokenMemo.count(`${index} `.repeat(4_000));
+    expect(before).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(inputTokenMemo.characters).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(inputTokenMemo.characters).toBeGreaterThan(2 * 1024 * 1024);
   });
 });

@@ -64,6 +64,122 @@ export function countTextTokens(text: string): number {
 /** Text tokenized exactly per request; the rest counts its UTF-8 bytes (≥ its tokens). */
 export const EXACT_CHARACTERS = 64 * 1024;
 
+/** What one remembered text costs beyond its characters (the map entry and string header), in characters. */
+const MEMO_ENTRY_OVERHEAD = 32;
+/** Up to this length V8 hashes a string's contents; a longer one hashes by its length alone. */
+const FULLY_HASHED_LENGTH = 16_383;
+/** Characters of a long text's fingerprint taken at its start, middle and end. */
+const FINGERPRINT_SAMPLE = 128;
+
+interface LongEntry {
+  text: string;
+  tokens: number;
+}
+
+interface Generation {
+  /** Texts of up to FULLY_HASHED_LENGTH characters → their count. */
+  short: Map<string, number>;
+  /** Longer texts by fingerprint: one text per fingerprint, compared whole on a hit. */
+  long: Map<string, LongEntry>;
+  characters: number;
+}
+
+const newGeneration = (): Generation => ({ short: new Map(), long: new Map(), characters: 0 });
+
+/**
+ * Remembered exact counts of input texts (`countTextTokens`, so a remembered count is the same
+ * number). Clients resend the same texts on every request: a coding agent its system prompt, its
+ * tools and the whole conversation so far; the tokenizer costs about a microsecond for a word and
+ * a millisecond for 40 KB, a lookup a hash of the text.
+ *
+ * Bounded by characters: two generations of at most `generationCharacters` each (a text costs its
+ * length, its fingerprint's and MEMO_ENTRY_OVERHEAD). New texts go to the young one; a text found in the old one
+ * moves to the young one; when the young one is full it becomes the old one and the old one is
+ * dropped, so what is in use stays and the rest ages out without a per-hit reordering.
+ *
+ * Texts are stored as copies: a text sliced from a larger string would otherwise keep that whole
+ * string alive. Texts longer than V8 hashes whole are keyed by a fingerprint (length and samples)
+ * and compared in full on a hit, so that many long texts of one length cannot pile up in one hash
+ * bucket.
+ */
+export class TokenMemo {
+  readonly #generationCharacters: number;
+  #young: Generation = newGeneration();
+  #old: Generation = newGeneration();
+
+  constructor(generationCharacters: number) {
+    this.#generationCharacters = generationCharacters;
+  }
+
+  /** Characters remembered now (entries' overhead included): never above twice a generation. */
+  get characters(): number {
+    return this.#young.characters + this.#old.characters;
+  }
+
+  /** Whether the count of `text` is remembered. */
+  has(text: string): boolean {
+    const key = keyOf(text);
+    return find(this.#young, text, key) !== undefined || find(this.#old, text, key) !== undefined;
+  }
+
+  /** `countTextTokens(text)`, remembered. */
+  count(text: string): number {
+    if (text === '') return 0;
+    const key = keyOf(text);
+    const young = find(this.#young, text, key);
+    if (young !== undefined) return young;
+    const tokens = find(this.#old, text, key) ?? countTextTokens(text);
+    this.#remember(text, tokens, key);
+    return tokens;
+  }
+
+  #remember(text: string, tokens: number, key: string | undefined): void {
+    const cost = text.length + MEMO_ENTRY_OVERHEAD + (key?.length ?? 0);
+    if (cost > this.#generationCharacters) return;
+    if (this.#young.characters + cost > this.#generationCharacters) {
+      this.#old = this.#young;
+      this.#young = newGeneration();
+    }
+    const young = this.#young;
+    const copy = copyOf(text);
+    if (key === undefined) {
+      young.short.set(copy, tokens);
+    } else {
+      const replaced = young.long.get(key);
+      if (replaced !== undefined) young.characters -= replaced.text.length + MEMO_ENTRY_OVERHEAD + key.length;
+      young.long.set(key, { text: copy, tokens });
+    }
+    young.characters += cost;
+  }
+}
+
+/** The fingerprint of a text too long for V8 to hash whole; undefined for a shorter one (its own key). */
+function keyOf(text: string): string | undefined {
+  if (text.length <= FULLY_HASHED_LENGTH) return undefined;
+  const middle = Math.floor((text.length - FINGERPRINT_SAMPLE) / 2);
+  return `${text.length}:${text.slice(0, FINGERPRINT_SAMPLE)}${text.slice(middle, middle + FINGERPRINT_SAMPLE)}${text.slice(-FINGERPRINT_SAMPLE)}`;
+}
+
+function find(generation: Generation, text: string, key: string | undefined): number | undefined {
+  if (key === undefined) return generation.short.get(text);
+  const entry = generation.long.get(key);
+  return entry !== undefined && entry.text === text ? entry.tokens : undefined;
+}
+
+/**
+ * A string with its own storage. Slicing a concatenation makes V8 flatten it into a new string
+ * first, and the slice then refers to that one, not to whatever `text` was sliced from.
+ */
+function copyOf(text: string): string {
+  return ` ${text}`.slice(1);
+}
+
+/**
+ * The memo of input counts (TokenBudget): about 8 MiB at most (two generations of 2 Mi characters,
+ * each at most two bytes).
+ */
+export const inputTokenMemo = new TokenMemo(2 * 1024 * 1024);
+
 /**
  * Counts the texts of one request in order: exactly for the first `exactCharacters`, by UTF-8 bytes
  * after that, so that counting a request of any size costs a bounded amount of tokenizer time.
@@ -78,7 +194,7 @@ export class TokenBudget {
   count(text: string): number {
     if (text.length <= this.exactLeft) {
       this.exactLeft -= text.length;
-      return countTextTokens(text);
+      return inputTokenMemo.count(text);
     }
     const exact = this.exactLeft;
     this.exactLeft = 0;
