@@ -5,7 +5,7 @@
  * it does not (absurd or negative figures, or none at all: a stream cut short). Counting stops once
  * the output reaches what the hold covers, since nothing beyond it can be billed.
  */
-import type { CanonicalEvent, Usage } from '../protocol/canonical.js';
+import { isSaneUsage, type CanonicalEvent, type Usage } from '../protocol/canonical.js';
 import { countTextTokens } from '../protocol/tokens.js';
 
 /**
@@ -15,15 +15,8 @@ import { countTextTokens } from '../protocol/tokens.js';
  */
 const BATCH_CHARACTERS = 256;
 
-/** The most tokens a sane report claims in one field: no model reads or writes more in one answer. */
-export const MAX_REPORTED_TOKENS = 2_147_483_647;
-
-/** Whether an upstream's usage report can be believed: whole, non-negative, bounded counts. */
-export function isSaneUsage(usage: Usage): boolean {
-  return [usage.inputTokens, usage.cachedInputTokens, usage.outputTokens, usage.reasoningTokens].every(
-    (count) => Number.isSafeInteger(count) && count >= 0 && count <= MAX_REPORTED_TOKENS,
-  );
-}
+// The sanity check of a report lives with the Usage type, where providers read it too.
+export { isSaneUsage, MAX_REPORTED_TOKENS } from '../protocol/canonical.js';
 
 export class UsageMeter {
   private reported: Usage | undefined;

@@ -126,24 +126,31 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
   const opened = await open(delivery.request);
   const answer = await collectAnswer(opened, meter, lifecycle, deliveryParts(opened, delivery.request));
   lifecycle.firstByte();
+  // A pass-through's text goes out as the upstream wrote it; Fastify sends a string with a JSON type as is.
+  if (typeof answer === 'string') reply.header('content-type', JSON_CONTENT_TYPE);
   return reply.send(answer);
 }
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** The request with its stream flag as a type, so that the router's answer is typed by it. */
 function byStreamFlag(request: CanonicalRequest): { stream: true; request: CanonicalRequest & { stream: true } } | { stream: false; request: CanonicalRequest & { stream: false } } {
   return request.stream ? { stream: true, request: { ...request, stream: true } } : { stream: false, request: { ...request, stream: false } };
 }
 
-/** A whole (non-streamed) answer, stored if asked and settled before it is sent. */
-async function collectAnswer(opened: OpenedAnswer<false>, meter: UsageMeter, lifecycle: AnswerLifecycle, { createEncoder, keep }: DeliveryParts): Promise<Record<string, unknown>> {
+/**
+ * A whole (non-streamed) answer, stored if asked and settled before it is sent: an object to
+ * serialize, or a pass-through's JSON text to send as is.
+ */
+async function collectAnswer(opened: OpenedAnswer<false>, meter: UsageMeter, lifecycle: AnswerLifecycle, { createEncoder, keep }: DeliveryParts): Promise<Record<string, unknown> | string> {
   if (opened.kind === 'passthrough') {
-    const { body, events } = opened.result;
+    const { body, text, events } = opened.result;
     for (const event of events) meter.observe(event);
     // A response object that says it failed (status `failed`) goes out as the upstream sent it.
     if (events.some((event) => event.type === 'error')) lifecycle.failed('upstream_error');
     const response = keep === undefined ? undefined : passthroughResponse(body);
     await Promise.all([lifecycle.settle(), response === undefined ? undefined : keep?.(response)]);
-    return body;
+    return text ?? body;
   }
   const encoder = createEncoder();
   try {

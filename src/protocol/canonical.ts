@@ -127,6 +127,20 @@ export interface Usage {
 
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 });
 
+/** The most tokens a sane report claims in one field: no model reads or writes more in one answer. */
+export const MAX_REPORTED_TOKENS = 2_147_483_647;
+
+/**
+ * Whether an upstream's usage report can be believed: whole, non-negative, bounded counts. The
+ * usage meter bills a sane report as is and counts the output itself otherwise, so a provider may
+ * leave out the output events of a whole answer whose report is sane.
+ */
+export function isSaneUsage(usage: Usage): boolean {
+  return [usage.inputTokens, usage.cachedInputTokens, usage.outputTokens, usage.reasoningTokens].every(
+    (count) => Number.isSafeInteger(count) && count >= 0 && count <= MAX_REPORTED_TOKENS,
+  );
+}
+
 /** Why the model stopped, in Chat Completions terms. */
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 

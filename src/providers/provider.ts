@@ -83,6 +83,16 @@ export interface PassthroughFailure {
 export interface PassthroughJson {
   kind: 'json';
   body: Record<string, unknown>;
+  /**
+   * `body` as JSON text to send as is: the upstream's bytes, but for the model name. Absent: the
+   * gateway serializes `body`.
+   */
+  text?: string;
+  /**
+   * The canonical events the usage meter reads: at least the usage report and a failure the body
+   * reports, and every output event when the report is missing or not sane (the meter then counts
+   * the output itself).
+   */
   events: CanonicalEvent[];
 }
 

@@ -4,6 +4,7 @@
  * the requested model too). The upstreams name their own model in every capture; it never shows.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { readCapture } from '../support/captures.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { baseUrlOf, doubleReplaying, KEY_ENV, PROVIDER_NAME, PROVIDERS, rawEntry, SECRET, type ProviderEntry } from '../conformance/provider-table.js';
 
@@ -50,5 +51,23 @@ describe.each(PROVIDERS.map((entry) => [entry.label, entry] as const))('the answ
       chunkModels.add(chunk.model);
     }
     expect(chunkModels).toEqual(new Set([CATALOG_ID]));
+  });
+});
+
+describe('a non-streamed pass-through answer', () => {
+  it.each([
+    ['openai (chat)', '/v1/chat/completions', { model: CATALOG_ID, messages: [{ role: 'user', content: 'Say hello.' }] }],
+    ['openai (responses)', '/v1/responses', { model: CATALOG_ID, input: 'Say hello.' }],
+  ] as const)('through %s is the upstream\'s bytes, but for the model', async (label, path, body) => {
+    const entry = PROVIDERS.find((candidate) => candidate.label === label)!;
+    const { harness, secret } = await gatewayFor(entry);
+    const response = await harness.post(path, body, secret);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const text = await response.text();
+    const capture = readCapture(entry.captures.wholeText.folder, entry.captures.wholeText.file);
+    // The capture is pretty-printed: its layout reaching the client shows nothing was serialized anew.
+    expect(text).toBe(capture.replace(`"model": "${entry.upstreamModel}"`, `"model": "${CATALOG_ID}"`));
+    expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(text));
   });
 });

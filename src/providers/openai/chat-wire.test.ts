@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CanonicalRequest } from '../../protocol/canonical.js';
-import { ChatChunkReader, ChatStreamTranslator, chatCompletionEvents, toChatBody } from './chat-wire.js';
+import { ChatChunkReader, ChatStreamTranslator, chatCompletionEvents, readChatUsage, toChatBody } from './chat-wire.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 
 const CALL = { upstreamModel: 'gpt-4.1-mini', maxOutputTokens: 256 };
@@ -204,5 +204,26 @@ describe('chatCompletionEvents', () => {
       { type: 'usage', usage: { inputTokens: 3, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0 } },
     ]);
     expect(chatCompletionEvents(null)).toEqual([]);
+  });
+});
+
+describe('readChatUsage', () => {
+  const USAGE_SHAPES: unknown[] = [
+    undefined,
+    null,
+    'x',
+    [1, 2],
+    {},
+    { prompt_tokens: 1, completion_tokens: 2 },
+    { prompt_tokens: 1, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 1 }, completion_tokens_details: { reasoning_tokens: 1 } },
+    { prompt_tokens: null, completion_tokens: undefined, prompt_tokens_details: null, completion_tokens_details: 'x' },
+    { prompt_tokens: -1, completion_tokens: 1.5, prompt_tokens_details: { cached_tokens: '3' }, completion_tokens_details: { reasoning_tokens: 2 ** 53 } },
+    { prompt_tokens: 2 ** 53 - 1, completion_tokens: -0, prompt_tokens_details: [], completion_tokens_details: { reasoning_tokens: true } },
+    { prompt_tokens: 1e300, completion_tokens: {}, prompt_tokens_details: { cached_tokens: null } },
+  ];
+
+  it.each(USAGE_SHAPES.map((usage) => [JSON.stringify(usage) ?? 'undefined', usage]))('reads %s as the schema does', (_shown, usage) => {
+    const bySchema = chatCompletionEvents({ choices: [], usage }).find((event) => event.type === 'usage');
+    expect(readChatUsage(usage)).toEqual(bySchema?.type === 'usage' ? bySchema.usage : undefined);
   });
 });

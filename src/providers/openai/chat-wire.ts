@@ -5,12 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { CanonicalEvent, CanonicalRequest, ContentPart, FinishReason, InputItem, ResponseFormat, ToolChoice, Usage } from '../../protocol/canonical.js';
+import { isSaneUsage, type CanonicalEvent, type CanonicalRequest, type ContentPart, type FinishReason, type InputItem, type ResponseFormat, type ToolChoice, type Usage } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
-import { reportedTokenCount } from '../shared/reported-count.js';
+import { readReportedCount, reportedTokenCount } from '../shared/reported-count.js';
 
 type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
 
@@ -208,6 +208,19 @@ export function fromChatUsage(usage: z.infer<typeof chatUsageSchema>): Usage {
   };
 }
 
+/** A Chat `usage` object read as `chatUsageSchema` and `fromChatUsage` read it, without the schema; undefined when it is not an object. */
+export function readChatUsage(usage: unknown): Usage | undefined {
+  if (!isRecord(usage)) return undefined;
+  const prompt = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : undefined;
+  const completion = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : undefined;
+  return {
+    inputTokens: readReportedCount(usage.prompt_tokens) ?? 0,
+    cachedInputTokens: readReportedCount(prompt?.cached_tokens) ?? 0,
+    outputTokens: readReportedCount(usage.completion_tokens) ?? 0,
+    reasoningTokens: readReportedCount(completion?.reasoning_tokens) ?? 0,
+  };
+}
+
 /** Chat `finish_reason` → canonical; `function_call` is the deprecated name of `tool_calls`. */
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   stop: 'stop',
@@ -337,6 +350,16 @@ export function chatCompletionEvents(body: unknown): CanonicalEvent[] {
   if (parsed.data.usage) events.push({ type: 'usage', usage: fromChatUsage(parsed.data.usage) });
   events.push({ type: 'finish', reason: toFinishReason(choice?.finish_reason ?? 'stop', toolCalls.length > 0) });
   return events;
+}
+
+/**
+ * What the usage meter needs of a whole chat completion passed through: its usage alone when the
+ * report is sane (the meter bills it and counts nothing), else every canonical event, for the meter
+ * to count the output itself. Nothing else reads a pass-through answer's events.
+ */
+export function chatCompletionMeterEvents(body: Record<string, unknown>): CanonicalEvent[] {
+  const usage = readChatUsage(body.usage);
+  return usage !== undefined && isSaneUsage(usage) ? [{ type: 'usage', usage }] : chatCompletionEvents(body);
 }
 
 /**

@@ -132,7 +132,7 @@ describe('passthrough: Chat Completions', () => {
     expect(eventsOf(frames)).toContainEqual({ type: 'finish', reason: 'tool_calls' });
   });
 
-  it('returns a non-streamed answer as is, with usage and finish for the meter', async () => {
+  it('returns a non-streamed answer as the upstream wrote it but for the model, with its usage for the meter', async () => {
     const answer = fixture('chat-completion.json');
     const { double, provider } = await setup(json(200, answer));
     const body = { model: 'tollgate-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4_000, seed: 7 };
@@ -141,8 +141,11 @@ describe('passthrough: Chat Completions', () => {
     expect(result.kind).toBe('json');
     if (result.kind !== 'json') return;
     expect(result.body).toEqual({ ...JSON.parse(answer), model: 'tollgate-mini' });
-    expect(result.events).toContainEqual({ type: 'usage', usage: { inputTokens: 812, cachedInputTokens: 768, outputTokens: 64, reasoningTokens: 0 } });
-    expect(result.events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
+    // Byte for byte (the capture is pretty-printed), but for the model's value.
+    expect(result.text).toBe(answer.replace(`"model": "${UPSTREAM_MODEL}"`, '"model": "tollgate-mini"'));
+    expect(JSON.parse(result.text!)).toEqual(result.body);
+    // A sane usage report is all the meter reads: the output is not turned into events.
+    expect(result.events).toEqual([{ type: 'usage', usage: { inputTokens: 812, cachedInputTokens: 768, outputTokens: 64, reasoningTokens: 0 } }]);
     // The client's own max_tokens is kept (capped), and no second cap field is added.
     expect(double.requests[0]?.body).toEqual({ model: UPSTREAM_MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1_000, seed: 7 });
     expect(double.requests[0]?.headers.accept).toBe('application/json');
@@ -267,17 +270,62 @@ describe('passthrough: Responses', () => {
     });
   });
 
-  it('returns a non-streamed response object as is', async () => {
+  it('returns a non-streamed response object as is, but for the model', async () => {
     const answer = fixture('responses-object.json');
     const { provider } = await setup(json(200, answer));
     const result = await provider.passthrough!(responsesCall({ stream: false, body: { model: 'tollgate-mini', input: 'hi' } }));
     expect(result).toMatchObject({ kind: 'json', body: { ...JSON.parse(answer), model: 'tollgate-mini' } });
     if (result.kind !== 'json') return;
-    expect(result.events).toEqual([
+    expect(result.text).toBe(answer.replace('"model": "gpt-5-mini-2025-08-07"', '"model": "tollgate-mini"'));
+    expect(result.events).toEqual([{ type: 'usage', usage: { inputTokens: 1290, cachedInputTokens: 1024, outputTokens: 145, reasoningTokens: 128 } }]);
+  });
+
+  it('gives the meter the output of a whole answer whose usage is missing or not sane, to count it itself', async () => {
+    const parsed = JSON.parse(fixture('responses-object.json')) as Record<string, unknown>;
+    const { double, provider } = await setup(json(200, JSON.stringify({ ...parsed, usage: null })));
+    const call = responsesCall({ stream: false, body: { model: 'tollgate-mini', input: 'hi' } });
+    const missing = await provider.passthrough!(call);
+    expect(missing.kind === 'json' && missing.events).toEqual([
       { type: 'text-delta', delta: 'A rainy harbor in Bergen, 6°C.' },
-      { type: 'usage', usage: { inputTokens: 1290, cachedInputTokens: 1024, outputTokens: 145, reasoningTokens: 128 } },
       { type: 'finish', reason: 'stop' },
     ]);
+
+    double.answer(json(200, JSON.stringify({ ...parsed, usage: { input_tokens: 12, output_tokens: -3 } })));
+    const absurd = await provider.passthrough!(call);
+    expect(absurd.kind === 'json' && absurd.events.map((event) => event.type)).toEqual(['text-delta', 'usage', 'finish']);
+
+    const chat = JSON.parse(fixture('chat-completion.json')) as Record<string, unknown>;
+    double.answer(json(200, JSON.stringify({ ...chat, usage: { prompt_tokens: 12, completion_tokens: 2 ** 40 } })));
+    const chatAbsurd = await provider.passthrough!(chatCall({ stream: false, body: { model: 'tollgate-mini', messages: [] } }));
+    expect(chatAbsurd.kind === 'json' && chatAbsurd.events.map((event) => event.type)).toEqual(['text-delta', 'usage', 'finish']);
+  });
+
+  it('reports a failed response object to the meter, with its message cleaned', async () => {
+    const parsed = JSON.parse(fixture('responses-object.json')) as Record<string, unknown>;
+    const { double, provider } = await setup(json(200, ''));
+    double.answer(json(200, JSON.stringify({ ...parsed, status: 'failed', error: { code: 'server_error', message: `failed at ${double.baseUrl}` } })));
+    const result = await provider.passthrough!(responsesCall({ stream: false, body: { model: 'tollgate-mini', input: 'hi' } }));
+    expect(result.kind === 'json' && result.events).toEqual([
+      { type: 'usage', usage: { inputTokens: 1290, cachedInputTokens: 1024, outputTokens: 145, reasoningTokens: 128 } },
+      { type: 'error', code: 'upstream_error', message: 'failed at [upstream]' },
+    ]);
+  });
+
+  it('writes a whole answer anew when its model is not written once as a plain pair', async () => {
+    const { double, provider } = await setup(json(200, '{"id":"chatcmpl-1","model":"gpt\u002d4.1","choices":[],"usage":null}'));
+    const call = chatCall({ stream: false, body: { model: 'tollgate-mini', messages: [] } });
+    const escaped = await provider.passthrough!(call);
+    expect(escaped.kind === 'json' && escaped.text).toBe('{"id":"chatcmpl-1","model":"tollgate-mini","choices":[],"usage":null}');
+
+    // The same name nested deeper: only the answer's own model is the client's to see renamed.
+    double.answer(json(200, '{"id":"resp_1","object":"response","model":"gpt-5","tools":[{"type":"x","model":"gpt-5"}]}'));
+    const nested = await provider.passthrough!(responsesCall({ stream: false, body: { model: 'tollgate-mini', input: 'hi' } }));
+    expect(nested.kind === 'json' && JSON.parse(nested.text!)).toEqual({ id: 'resp_1', object: 'response', model: 'tollgate-mini', tools: [{ type: 'x', model: 'gpt-5' }] });
+
+    // Already the client's name: nothing to change.
+    double.answer(json(200, '{"model" : "tollgate-mini", "choices": []}'));
+    const same = await provider.passthrough!(call);
+    expect(same.kind === 'json' && same.text).toBe('{"model" : "tollgate-mini", "choices": []}');
   });
 
   it('ends with a failure numbered after the last event, carrying the response as announced, when the socket is destroyed', async () => {

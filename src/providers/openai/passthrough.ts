@@ -7,7 +7,7 @@
 import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import { decodeSse } from '../../lib/sse-decoder.js';
-import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../provider.js';
+import type { PassthroughCall, PassthroughFrame, PassthroughJson, PassthroughResult } from '../provider.js';
 import { CUT_SHORT } from '../shared/canonical-stream.js';
 import type { Redactor } from '../shared/redaction.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
@@ -15,9 +15,9 @@ import { failureFrame, sseText } from '../shared/passthrough-frames.js';
 import { withTeardown } from '../shared/teardown.js';
 import { describeStreamFailure } from '../shared/transport-failure.js';
 import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
-import { ChatChunkReader, chatCompletionEvents, inBandErrorMessage } from './chat-wire.js';
-import { ResponsesEventReader, responsesObjectEvents } from './responses-wire.js';
-import { clientModelOf, replaceModelName, withClientModel } from '../shared/model-name.js';
+import { ChatChunkReader, chatCompletionMeterEvents, inBandErrorMessage } from './chat-wire.js';
+import { ResponsesEventReader, responsesObjectMeterEvents } from './responses-wire.js';
+import { clientModelOf, renameWholeAnswer, replaceModelName, withClientModel } from '../shared/model-name.js';
 
 type BodyCall = Pick<PassthroughCall, 'body' | 'upstreamModel' | 'maxOutputTokens' | 'stream'>;
 
@@ -53,30 +53,43 @@ function setStream(body: Record<string, unknown>, stream: boolean): void {
 /** Runs a pass-through call; resolves once the upstream answered 200 (UpstreamError otherwise). */
 export async function runPassthrough(client: UpstreamHttpClient, call: PassthroughCall): Promise<PassthroughResult> {
   const chat = call.surface === 'chat-completions';
-  const controller = new AbortController();
-  const signal = AbortSignal.any([call.signal, controller.signal]);
+  const path = chat ? '/chat/completions' : '/responses';
   const body = chat ? prepareChatBody(call) : prepareResponsesBody(call);
   // Answers name the model the client asked for (the catalog id), as on every other route.
   const clientModel = clientModelOf(call.body, call.upstreamModel);
-  const response = await client.post(chat ? '/chat/completions' : '/responses', body, { signal, requestId: call.requestId, stream: call.stream });
-
-  if (!call.stream || response.mediaType === 'application/json') {
-    const json = await client.readJsonObject(response, signal);
-    if (call.stream) {
-      // The client is owed a stream; a JSON answer to a stream request is unusable here.
-      const detail = json.error === undefined || json.error === null ? 'a JSON body' : `an error: ${inBandErrorMessage(json.error)}`;
-      throw client.failure('protocol', `upstream answered a stream request with ${detail}`);
-    }
-    const events = chat ? chatCompletionEvents(json) : responsesObjectEvents(json);
-    return { kind: 'json', body: withClientModel(json, clientModel), events: events.map((event) => redactEvent(event, client.redact)) };
+  const options = { signal: call.signal, requestId: call.requestId, stream: call.stream };
+  if (!call.stream) {
+    const answer = await client.postForWhole(path, body, options);
+    return wholeAnswer(client, answer.text, chat, clientModel);
   }
 
+  const response = await client.post(path, body, options);
+  if (response.mediaType === 'application/json') {
+    const json = await client.readJsonObject(response, call.signal);
+    // The client is owed a stream; a JSON answer to a stream request is unusable here.
+    const detail = json.error === undefined || json.error === null ? 'a JSON body' : `an error: ${inBandErrorMessage(json.error)}`;
+    throw client.failure('protocol', `upstream answered a stream request with ${detail}`);
+  }
+  // Destroying the body stops the upstream call (call.signal stops it when the client goes away).
   const teardown = (): void => {
-    controller.abort();
     response.body.destroy();
   };
   const frames = chat ? chatFrames(response.body, call.clientWantsUsage, client.redact, clientModel) : responsesFrames(response.body, client.redact, clientModel);
   return { kind: 'stream', frames: withTeardown(frames, teardown) };
+}
+
+/**
+ * A whole answer: parsed for what the meter and the gateway read (usage, a failure, a stored
+ * response), and sent as the upstream's text, but for the model name.
+ */
+function wholeAnswer(client: UpstreamHttpClient, text: string, chat: boolean, clientModel: string): PassthroughJson {
+  const json = client.parseJsonObject(text);
+  const events = (chat ? chatCompletionMeterEvents(json) : responsesObjectMeterEvents(json)).map((event) => redactEvent(event, client.redact));
+  const upstreamModel = json.model;
+  if (typeof upstreamModel !== 'string' || upstreamModel === clientModel) return { kind: 'json', body: json, text, events };
+  const body = { ...json, model: clientModel };
+  // Written some other way (escapes), the answer is written anew, as the gateway parsed it.
+  return { kind: 'json', body, text: renameWholeAnswer(text, upstreamModel, clientModel) ?? JSON.stringify(body), events };
 }
 
 const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [], last: true });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CanonicalEvent } from '../../protocol/canonical.js';
-import { ResponsesEventReader, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
+import { ResponsesEventReader, readResponsesUsage, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 
 describe('toResponsesBody', () => {
@@ -154,5 +154,26 @@ describe('responsesObjectEvents', () => {
       { type: 'usage', usage: { inputTokens: 3, cachedInputTokens: 1, outputTokens: 2, reasoningTokens: 1 } },
       { type: 'finish', reason: 'tool_calls' },
     ]);
+  });
+});
+
+describe('readResponsesUsage', () => {
+  const USAGE_SHAPES: unknown[] = [
+    undefined,
+    null,
+    'x',
+    [1, 2],
+    {},
+    { input_tokens: 1, output_tokens: 2 },
+    { input_tokens: 1, output_tokens: 2, input_tokens_details: { cached_tokens: 1 }, output_tokens_details: { reasoning_tokens: 1 } },
+    { input_tokens: null, output_tokens: undefined, input_tokens_details: null, output_tokens_details: 'x' },
+    { input_tokens: -1, output_tokens: 1.5, input_tokens_details: { cached_tokens: '3' }, output_tokens_details: { reasoning_tokens: 2 ** 53 } },
+    { input_tokens: 2 ** 53 - 1, output_tokens: -0, input_tokens_details: [], output_tokens_details: { reasoning_tokens: true } },
+    { input_tokens: 1e300, output_tokens: {}, input_tokens_details: { cached_tokens: null } },
+  ];
+
+  it.each(USAGE_SHAPES.map((usage) => [JSON.stringify(usage) ?? 'undefined', usage]))('reads %s as the schema does', (_shown, usage) => {
+    const bySchema = responsesObjectEvents({ status: 'completed', output: [], usage }).find((event) => event.type === 'usage');
+    expect(readResponsesUsage(usage)).toEqual(bySchema?.type === 'usage' ? bySchema.usage : undefined);
   });
 });

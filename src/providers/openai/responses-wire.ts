@@ -6,13 +6,13 @@
  * (docs/wire-protocols.md §2.4, §2.5).
  */
 import { z } from 'zod';
-import type { CanonicalEvent, CanonicalRequest, ContentPart, FinishReason, InputItem, Usage } from '../../protocol/canonical.js';
+import { isSaneUsage, type CanonicalEvent, type CanonicalRequest, type ContentPart, type FinishReason, type InputItem, type Usage } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { inBandErrorMessage } from './chat-wire.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
-import { reportedTokenCount } from '../shared/reported-count.js';
+import { readReportedCount, reportedTokenCount } from '../shared/reported-count.js';
 
 /** Builds a Responses body for a canonical request (the inverse of docs/wire-protocols.md §3.1). */
 export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): Record<string, unknown> {
@@ -117,6 +117,19 @@ export function fromResponsesUsage(usage: z.infer<typeof responsesUsageSchema>):
     cachedInputTokens: usage.input_tokens_details?.cached_tokens ?? 0,
     outputTokens: usage.output_tokens ?? 0,
     reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+/** A Responses `usage` object read as `responsesUsageSchema` and `fromResponsesUsage` read it, without the schema; undefined when it is not an object. */
+export function readResponsesUsage(usage: unknown): Usage | undefined {
+  if (!isRecord(usage)) return undefined;
+  const input = isRecord(usage.input_tokens_details) ? usage.input_tokens_details : undefined;
+  const output = isRecord(usage.output_tokens_details) ? usage.output_tokens_details : undefined;
+  return {
+    inputTokens: readReportedCount(usage.input_tokens) ?? 0,
+    cachedInputTokens: readReportedCount(input?.cached_tokens) ?? 0,
+    outputTokens: readReportedCount(usage.output_tokens) ?? 0,
+    reasoningTokens: readReportedCount(output?.reasoning_tokens) ?? 0,
   };
 }
 
@@ -247,6 +260,19 @@ export function responsesObjectEvents(body: unknown): CanonicalEvent[] {
   if (response.usage) events.push({ type: 'usage', usage: fromResponsesUsage(response.usage) });
   if (response.status === 'failed') events.push({ type: 'error', code: 'upstream_error', message: inBandErrorMessage(response.error) });
   else events.push({ type: 'finish', reason: toFinishReason(response, callIndex > 0) });
+  return events;
+}
+
+/**
+ * What the usage meter needs of a whole response object passed through: its usage when the report
+ * is sane (the meter bills it and counts nothing), and the failure of a `failed` response; else
+ * every canonical event, for the meter to count the output itself.
+ */
+export function responsesObjectMeterEvents(body: Record<string, unknown>): CanonicalEvent[] {
+  const usage = readResponsesUsage(body.usage);
+  if (usage === undefined || !isSaneUsage(usage)) return responsesObjectEvents(body);
+  const events: CanonicalEvent[] = [{ type: 'usage', usage }];
+  if (body.status === 'failed') events.push({ type: 'error', code: 'upstream_error', message: inBandErrorMessage(body.error) });
   return events;
 }
 

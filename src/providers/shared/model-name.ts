@@ -28,6 +28,25 @@ export function replaceModelName(data: string, upstreamModel: string, clientMode
   return replaced === data ? undefined : replaced;
 }
 
+/**
+ * A whole answer's JSON text naming `clientModel`: its one `"model": "<upstreamModel>"` pair
+ * rewritten, every other byte the upstream's. Undefined unless exactly one pair is written that way
+ * (none: escapes; more: a nested `model` of the same name), for the caller to write the answer anew.
+ */
+export function renameWholeAnswer(text: string, upstreamModel: string, clientModel: string): string | undefined {
+  const pattern = modelPattern(upstreamModel);
+  pattern.lastIndex = 0;
+  const pair = pattern.exec(text);
+  if (pair === null) return undefined;
+  const end = pattern.lastIndex;
+  // A failed search leaves `lastIndex` at 0; a second pair leaves it to be reset.
+  if (pattern.exec(text) !== null) {
+    pattern.lastIndex = 0;
+    return undefined;
+  }
+  return `${text.slice(0, pair.index)}${pair[1]}${JSON.stringify(clientModel)}${text.slice(end)}`;
+}
+
 /** The model the client asked for, from its body (the catalog id), or `fallback`. */
 export function clientModelOf(body: Record<string, unknown>, fallback: string): string {
   return typeof body.model === 'string' ? body.model : fallback;

@@ -7,3 +7,12 @@
 import { z } from 'zod';
 
 export const reportedTokenCount = z.number().int().nonnegative().nullish().catch(Number.NaN);
+
+/**
+ * `reportedTokenCount` without a schema, for a report read once per whole answer: the same
+ * value for the same input (absent or null is absent).
+ */
+export function readReportedCount(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : Number.NaN;
+}

@@ -1,13 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { expectNoSecrets, providerTestKit, upstreamFailure } from '../../../test/support/provider-test-kit.js';
-import { json, type UpstreamDouble } from '../../../test/support/upstream-double.js';
+import { json, type Answer, type UpstreamDouble } from '../../../test/support/upstream-double.js';
 import { readMessageErrorBody, type ErrorBodyReader } from './error-body.js';
 import { UpstreamHttpClient } from './upstream-http.js';
 
 const SECRET = 'sk-shared-client-Secret-4b1d';
 const kit = providerTestKit();
 
-function clientFor(double: UpstreamDouble, options: { headers?: Record<string, string>; readErrorBody?: ErrorBodyReader } = {}): UpstreamHttpClient {
+function clientFor(double: UpstreamDouble, options: { headers?: Record<string, string>; readErrorBody?: ErrorBodyReader; idleMs?: number } = {}): UpstreamHttpClient {
   const client = new UpstreamHttpClient({
     providerType: 'acme',
     providerName: 'acme-primary',
@@ -15,13 +15,34 @@ function clientFor(double: UpstreamDouble, options: { headers?: Record<string, s
     secret: SECRET,
     headers: options.headers ?? { 'x-acme-key': SECRET },
     readErrorBody: options.readErrorBody ?? readMessageErrorBody,
-    timeouts: { connect_ms: 1_000, first_byte_ms: 2_000, idle_ms: 2_000 },
+    timeouts: { connect_ms: 1_000, first_byte_ms: 2_000, idle_ms: options.idleMs ?? 2_000 },
   });
   kit.defer(() => client.close());
   return client;
 }
 
 const post = (client: UpstreamHttpClient, stream = true) => client.post('/things?alt=1', { hello: 'world' }, { signal: new AbortController().signal, requestId: 'req_shared_1', stream });
+const postForWhole = (client: UpstreamHttpClient, signal = new AbortController().signal, extraHeaders?: Record<string, string>) =>
+  client.postForWhole('/things?alt=1', { hello: 'world' }, { signal, requestId: 'req_shared_2', stream: false, ...(extraHeaders === undefined ? {} : { extraHeaders }) });
+/** Both ways to call: a status failure is the same whichever reads the answer. */
+const calls = [
+  ['post', (client: UpstreamHttpClient) => post(client)],
+  ['postForWhole', (client: UpstreamHttpClient) => postForWhole(client)],
+] as const;
+
+/** A 200 JSON answer written in `pieces` writes, split inside multi-byte characters. */
+const piecewise =
+  (text: string, pieces: number): Answer =>
+  async (_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+    const bytes = Buffer.from(text, 'utf8');
+    const size = Math.ceil(bytes.length / pieces);
+    for (let offset = 0; offset < bytes.length; offset += size) {
+      response.write(bytes.subarray(offset, offset + size));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    response.end();
+  };
 
 describe('UpstreamHttpClient: the request', () => {
   it('posts JSON under the base path with the provider headers, the request id and the accept of the call', async () => {
@@ -51,11 +72,89 @@ describe('UpstreamHttpClient: the request', () => {
   });
 });
 
+describe('UpstreamHttpClient: whole answers', () => {
+  it('reads a whole answer as the upstream wrote it, with the headers of a non-stream call', async () => {
+    const text = JSON.stringify({ city: 'Tromsø', sky: '❄️'.repeat(40), note: 'ünïcødé' });
+    const double = await kit.upstream(piecewise(text, 7));
+    const answer = await postForWhole(clientFor(double));
+    expect(answer).toEqual({ status: 200, mediaType: 'application/json', text });
+
+    const [received] = double.requests;
+    expect(received?.path).toBe('/v1/things?alt=1');
+    expect(received?.body).toEqual({ hello: 'world' });
+    expect(received?.headers).toMatchObject({ 'content-type': 'application/json', accept: 'application/json', 'x-acme-key': SECRET, 'x-request-id': 'req_shared_2' });
+  });
+
+  it('sends client headers under the provider headers and the request id', async () => {
+    const double = await kit.upstream(json(200, '{}'));
+    await postForWhole(clientFor(double), undefined, { 'x-acme-key': 'client-key', 'x-acme-beta': 'on', 'x-request-id': 'client-id' });
+    expect(double.requests[0]?.headers).toMatchObject({ 'x-acme-key': SECRET, 'x-acme-beta': 'on', 'x-request-id': 'req_shared_2' });
+  });
+
+  it('rejects with the reason of an abort before the status and while the body arrives, and closes the connection', async () => {
+    const double = await kit.upstream(() => undefined);
+    const client = clientFor(double);
+    const early = new AbortController();
+    const pending = postForWhole(client, early.signal);
+    await vi.waitFor(() => expect(double.requests).toHaveLength(1));
+    early.abort(new Error('client gone'));
+    await expect(pending).rejects.toThrow('client gone');
+    await double.requests[0]?.connectionClosed;
+
+    double.answer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"partial":');
+    });
+    const late = new AbortController();
+    const reading = postForWhole(client, late.signal);
+    await vi.waitFor(() => expect(double.requests).toHaveLength(2));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    late.abort(new Error('client gone too'));
+    await expect(reading).rejects.toThrow('client gone too');
+    await double.requests[1]?.connectionClosed;
+
+    const already = new AbortController();
+    already.abort(new Error('never sent'));
+    await expect(postForWhole(client, already.signal)).rejects.toThrow('never sent');
+    expect(double.requests).toHaveLength(2);
+  });
+
+  it('fails as timeout when the body stalls, and as connect when nothing listens', async () => {
+    const double = await kit.upstream((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"partial":');
+    });
+    const stalled = await upstreamFailure(postForWhole(clientFor(double, { idleMs: 100 })));
+    expect(stalled.kind).toBe('timeout');
+
+    const closed = await kit.upstream(json(200, '{}'));
+    const client = clientFor(closed);
+    await closed.close();
+    const refused = await upstreamFailure(postForWhole(client));
+    expect(refused.kind).toBe('connect');
+    expectNoSecrets(refused.message, [SECRET, closed.baseUrl]);
+  });
+
+  it('reads at most 64 KiB of an error body, and still maps the status', async () => {
+    const message = 'y'.repeat(200_000);
+    const double = await kit.upstream(json(400, JSON.stringify({ error: { message } })));
+    let read = '';
+    const reader: ErrorBodyReader = (text) => {
+      read = text;
+      return { message: 'too long' };
+    };
+    const error = await upstreamFailure(postForWhole(clientFor(double, { readErrorBody: reader })));
+    expect(error.status).toBe(400);
+    expect(error.clientMessage).toBe('too long');
+    expect(read).toHaveLength(64 * 1024);
+  });
+});
+
 describe('UpstreamHttpClient: statuses', () => {
-  it('names the provider, keeps the upstream reason, and strips the key and the address', async () => {
+  it.each(calls)('names the provider, keeps the upstream reason, and strips the key and the address (%s)', async (_name, call) => {
     const double = await kit.upstream(json(200, ''));
     double.answer(json(422, JSON.stringify({ error: { message: `bad field at ${double.baseUrl}/things for ${SECRET}` } })));
-    const error = await upstreamFailure(post(clientFor(double)));
+    const error = await upstreamFailure(call(clientFor(double)));
     expect(error.kind).toBe('status');
     expect(error.status).toBe(422);
     expect(error.failoverable).toBe(false);
@@ -64,33 +163,37 @@ describe('UpstreamHttpClient: statuses', () => {
     expectNoSecrets(error.message, [SECRET, double.baseUrl]);
   });
 
-  it.each([
+  const failovers = [
     [408, true],
     [429, true],
     [500, true],
     [400, false],
-  ])('gives the client the reason of a %i only when it does not fail over', async (status, failoverable) => {
-    const double = await kit.upstream(json(status, '{"error":{"message":"nope"}}'));
-    const error = await upstreamFailure(post(clientFor(double)));
-    expect(error.failoverable).toBe(failoverable);
-    expect(error.clientMessage).toBe(failoverable ? undefined : 'nope');
-  });
+  ] as const;
+  it.each(calls.flatMap(([name, call]) => failovers.map(([status, failoverable]) => [status, failoverable, name, call] as const)))(
+    'gives the client the reason of a %i only when it does not fail over (%s, %s)',
+    async (status, failoverable, _name, call) => {
+      const double = await kit.upstream(json(status, '{"error":{"message":"nope"}}'));
+      const error = await upstreamFailure(call(clientFor(double)));
+      expect(error.failoverable).toBe(failoverable);
+      expect(error.clientMessage).toBe(failoverable ? undefined : 'nope');
+    },
+  );
 
-  it('maps 401 and 403, and any body the reader says refuses our key, to credentials', async () => {
+  it.each(calls)('maps 401 and 403, and any body the reader says refuses our key, to credentials (%s)', async (_name, call) => {
     const double = await kit.upstream(json(401, '{"error":{"message":"who are you"}}'));
-    expect((await upstreamFailure(post(clientFor(double)))).kind).toBe('credentials');
+    expect((await upstreamFailure(call(clientFor(double)))).kind).toBe('credentials');
 
     double.answer(json(400, '{"status":"KEY_REVOKED"}'));
     const reader: ErrorBodyReader = (text) => ({ message: 'revoked', statusName: 'KEY_REVOKED', refusesCredentials: text.includes('KEY_REVOKED') });
-    const error = await upstreamFailure(post(clientFor(double, { readErrorBody: reader })));
+    const error = await upstreamFailure(call(clientFor(double, { readErrorBody: reader })));
     expect(error.kind).toBe('credentials');
     expect(error.status).toBe(400);
     expect(error.clientMessage).toBeUndefined();
     expect(error.message).toBe('acme provider "acme-primary": upstream answered HTTP 400 KEY_REVOKED: revoked');
   });
 
-  it('cuts a long upstream reason to 1,000 characters', async () => {
+  it.each(calls)('cuts a long upstream reason to 1,000 characters (%s)', async (_name, call) => {
     const double = await kit.upstream(json(400, JSON.stringify({ error: { message: 'x'.repeat(5_000) } })));
-    expect((await upstreamFailure(post(clientFor(double)))).clientMessage).toHaveLength(1_000);
+    expect((await upstreamFailure(call(clientFor(double)))).clientMessage).toHaveLength(1_000);
   });
 });

@@ -5,7 +5,7 @@
  * their authentication and version headers, what their error bodies say, and their name in
  * messages. Every message that leaves is free of the secret and of the upstream's address.
  */
-import { Pool, type Dispatcher } from 'undici';
+import { errors, Pool, type Dispatcher } from 'undici';
 import type { TimeoutsConfig } from '../../config/schema.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import { UpstreamError, type UpstreamFailureKind } from '../provider.js';
@@ -16,6 +16,15 @@ import { classifyTransportFailure } from './transport-failure.js';
 
 /** The body of an accepted (2xx) upstream answer. */
 export type UpstreamBody = Dispatcher.ResponseData['body'];
+
+/** An accepted (2xx) upstream answer, read whole (a non-streamed answer). */
+export interface WholeUpstreamResponse {
+  status: number;
+  /** The media type, lower-cased, without parameters ('' when absent). */
+  mediaType: string;
+  /** The body as UTF-8 text, as the upstream sent it. */
+  text: string;
+}
 
 /** An accepted (2xx) upstream answer. */
 export interface UpstreamResponse {
@@ -110,6 +119,12 @@ export class UpstreamHttpClient {
   readonly #pool: Pool;
   readonly #basePath: string;
   readonly #headers: Readonly<Record<string, string>>;
+  /**
+   * The headers of a call without client headers, as undici's flat list, per `accept`: built once,
+   * so that a call only appends its request id (the same headers, in the same order of precedence,
+   * as the merge in `#headersOf`).
+   */
+  readonly #headerLists: { readonly stream: readonly string[]; readonly whole: readonly string[] };
   readonly #readErrorBody: ErrorBodyReader;
 
   constructor(options: UpstreamHttpClientOptions) {
@@ -117,6 +132,7 @@ export class UpstreamHttpClient {
     this.#label = `${options.providerType} provider "${options.providerName}"`;
     this.redact = createRedactor(options.baseUrl, options.secret);
     this.#headers = options.headers;
+    this.#headerLists = { stream: this.#baseHeaderList(true), whole: this.#baseHeaderList(false) };
     this.#readErrorBody = options.readErrorBody;
     const url = new URL(options.baseUrl);
     this.#basePath = url.pathname.replace(/\/+$/, '');
@@ -133,16 +149,9 @@ export class UpstreamHttpClient {
    * `signal`, which is rethrown as is: the caller gave up, the upstream did not fail.
    */
   async post(path: string, body: unknown, options: PostOptions): Promise<UpstreamResponse> {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: options.stream ? 'text/event-stream' : 'application/json',
-      ...options.extraHeaders,
-      ...this.#headers,
-      'x-request-id': options.requestId,
-    };
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', headers, body: JSON.stringify(body), signal: options.signal });
+      response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', headers: this.#headersOf(options), body: JSON.stringify(body), signal: options.signal });
     } catch (error) {
       if (options.signal.aborted) throw error;
       throw this.transportFailure(error);
@@ -150,7 +159,52 @@ export class UpstreamHttpClient {
     if (response.statusCode >= 200 && response.statusCode < 300) {
       return { status: response.statusCode, mediaType: mediaTypeOf(response.headers['content-type']), body: response.body };
     }
-    throw await this.#statusFailure(response);
+    throw await this.#statusFailure(response.statusCode, async () => (await readBounded(response.body, ERROR_BODY_LIMIT)).text);
+  }
+
+  /**
+   * `post` for an answer that is wanted whole (a non-streamed call): the body is collected as it
+   * arrives (bounded), with no stream object between the socket and the text. Failures are those
+   * of `post` followed by `readWholeBody`: `UpstreamError`s, or the abort of `signal` as is.
+   */
+  async postForWhole(path: string, body: unknown, options: PostOptions): Promise<WholeUpstreamResponse> {
+    let answer: CollectedAnswer;
+    try {
+      answer = await collect(this.#pool, { path: this.#basePath + path, method: 'POST', headers: this.#headersOf(options), body: JSON.stringify(body) }, options.signal);
+    } catch (error) {
+      if (options.signal.aborted) throw error;
+      throw this.transportFailure(error);
+    }
+    const { status } = answer;
+    if (status >= 200 && status < 300) {
+      if (answer.failure !== undefined) {
+        if (options.signal.aborted) throw answer.failure;
+        throw this.transportFailure(answer.failure);
+      }
+      if (answer.truncated) throw this.failure('protocol', 'the answer body exceeded the size limit');
+      return { status, mediaType: answer.mediaType, text: answer.text };
+    }
+    // As in `post`: an error body lost on the way only costs the detail.
+    throw await this.#statusFailure(status, () => (answer.failure === undefined ? answer.text : ''));
+  }
+
+  /** The headers of a call: the call's `accept`, the client's headers, the provider's (which win), the request id. */
+  #headersOf(options: PostOptions): string[] | Record<string, string> {
+    if (options.extraHeaders === undefined) return [...(options.stream ? this.#headerLists.stream : this.#headerLists.whole), 'x-request-id', options.requestId];
+    return {
+      'content-type': 'application/json',
+      accept: options.stream ? 'text/event-stream' : 'application/json',
+      ...options.extraHeaders,
+      ...this.#headers,
+      'x-request-id': options.requestId,
+    };
+  }
+
+  #baseHeaderList(stream: boolean): string[] {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...this.#headers };
+    // The call's own request id is appended last, in its place.
+    delete headers['x-request-id'];
+    return Object.entries(headers).flat();
   }
 
   /** Reads a whole 2xx body (bounded). Failures while reading are `UpstreamError`s of the matching kind. */
@@ -199,11 +253,11 @@ export class UpstreamHttpClient {
     await this.#pool.close();
   }
 
-  async #statusFailure(response: Dispatcher.ResponseData): Promise<UpstreamError> {
-    const status = response.statusCode;
+  /** The failure of a non-2xx answer; `readBody` gives its (bounded) body text. */
+  async #statusFailure(status: number, readBody: () => string | Promise<string>): Promise<UpstreamError> {
     let text = '';
     try {
-      text = (await readBounded(response.body, ERROR_BODY_LIMIT)).text;
+      text = await readBody();
     } catch {
       // The status alone decides what happens next; a body lost on the way only costs the detail.
     }
@@ -239,4 +293,89 @@ async function readBounded(body: UpstreamBody, limit: number): Promise<{ text: s
     }
   }
   return { text: Buffer.concat(chunks).toString('utf8'), truncated: false };
+}
+
+
+/** What `collect` gathered: the status and body of the answer, or how reading its body failed. */
+interface CollectedAnswer {
+  status: number;
+  mediaType: string;
+  /** The body as UTF-8 text: whole, or its first bytes up to the limit when `truncated`. */
+  text: string;
+  truncated: boolean;
+  /** Set when the body could not be read to its end (after the status arrived). */
+  failure?: Error;
+}
+
+/** The error `collect` stops a body with once it has read enough of it; never seen outside. */
+class BodyLimitReached extends Error {}
+
+/**
+ * Sends one request and gathers its answer's body, bounded: a 2xx up to `WHOLE_BODY_LIMIT`, any
+ * other status up to `ERROR_BODY_LIMIT` (its error body), stopping the connection past the limit.
+ * Rejects when no status arrived (connect, timeouts, an abort by `signal`: with its reason, as
+ * `Pool.request` does); once a status arrived it resolves, with `failure` if the body was lost.
+ */
+function collect(pool: Pool, request: Dispatcher.DispatchOptions, signal: AbortSignal): Promise<CollectedAnswer> {
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let status = 0;
+    let mediaType = '';
+    let limit = ERROR_BODY_LIMIT;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    let settled = false;
+    const onAbort = (): void => controller?.abort(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    const settle = (): void => {
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+    };
+    const text = (): string => {
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      return (truncated ? body.subarray(0, limit) : body).toString('utf8');
+    };
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(started) {
+        controller = started;
+        if (signal.aborted) started.abort(abortReason(signal));
+      },
+      onResponseStart(_controller, statusCode, headers) {
+        // 1xx (e.g. 100 Continue) are interim: the answer's own status follows.
+        if (statusCode < 200) return;
+        status = statusCode;
+        mediaType = mediaTypeOf(headers['content-type']);
+        limit = statusCode < 300 ? WHOLE_BODY_LIMIT : ERROR_BODY_LIMIT;
+      },
+      onResponseData(current, chunk) {
+        if (truncated) return;
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size > limit) {
+          truncated = true;
+          current.abort(new BodyLimitReached());
+        }
+      },
+      onResponseEnd() {
+        if (settled) return;
+        settle();
+        resolve({ status, mediaType, text: text(), truncated });
+      },
+      onResponseError(_controller, error) {
+        if (settled) return;
+        settle();
+        if (status === 0) reject(error);
+        else if (truncated) resolve({ status, mediaType, text: text(), truncated });
+        else resolve({ status, mediaType, text: '', truncated, failure: error });
+      },
+    };
+    pool.dispatch(request, handler);
+  });
+}
+
+/** Why `signal` was aborted, as `Pool.request` rejects with it (whatever the aborter gave). */
+function abortReason(signal: AbortSignal): Error {
+  return (signal.reason as Error | undefined) ?? new errors.RequestAbortedError();
 }
