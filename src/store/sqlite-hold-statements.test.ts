@@ -9,11 +9,12 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/databases.js';
-import { openOperation, settleOperation, type HoldBatchCommit } from './hold-operations.js';
+import { openOperation, settleOperation } from './hold-operations.js';
 import { openStore } from './open-store.js';
+import { responseRow } from './response-queries.js';
 import type { Database } from './schema.js';
-import { createSqliteHoldBatchCommit } from './sqlite-hold-statements.js';
-import { KeyBudgetExceededError, type ApiKeyRecord, type BudgetWindow, type Charge, type KeyBudget, type NewHold, type Store } from './store.js';
+import { createSqliteHoldBatchCommit, type SaveResponseOperation, type SqliteBatchCommit } from './sqlite-hold-statements.js';
+import { KeyBudgetExceededError, type ApiKeyRecord, type BudgetWindow, type Charge, type KeyBudget, type NewHold, type Store, type StoredResponse } from './store.js';
 
 const unique = (prefix: string): string => `${prefix}_${randomUUID().slice(0, 12)}`;
 const DAY: BudgetWindow = { period: 'day', start: new Date('2030-01-01T00:00:00Z') };
@@ -25,7 +26,7 @@ describe('the SQLite hold batch', () => {
   let store: Store;
   let connection: BetterSqlite3.Database;
   let db: Kysely<Database>;
-  let commit: HoldBatchCommit;
+  let commit: SqliteBatchCommit;
   /** Every statement the batch's connection ran, in order. */
   let statements: string[] = [];
 
@@ -92,6 +93,12 @@ describe('the SQLite hold batch', () => {
     outputTokens: 5,
     reasoningTokens: 0,
   });
+
+  const stored = (accountId: string): StoredResponse => {
+    const id = unique('resp');
+    return { id, accountId, response: { id, object: 'response', output: [] }, inputItems: [{ type: 'message', role: 'user', content: 'hi' }], createdAt: NOW };
+  };
+  const save = (response: StoredResponse): SaveResponseOperation => ({ kind: 'save-response', row: responseRow(response) });
 
   const savepoints = () => statements.filter((statement) => /^SAVEPOINT/i.test(statement)).length;
   const transactions = () => statements.filter((statement) => /^BEGIN/i.test(statement)).length;
@@ -190,6 +197,51 @@ describe('the SQLite hold batch', () => {
     expect(await store.keySpend(key.id, DAY)).toEqual({ spentNanos: 60n, reservedNanos: 400n });
     expect(await store.countOpenHolds(key.accountId)).toBe(2);
     expect(await store.findAccount(poor.accountId)).toMatchObject({ balanceNanos: 5n, reservedNanos: 0n });
+  });
+
+  it("saves stored responses in the hold batch: one saved, another account's id refused without a trace, one that breaks a foreign key alone", async () => {
+    const key = await newKey(1_000n);
+    const stranger = await newKey(0n);
+    const owned = stored(stranger.accountId);
+    expect(await commit([save(owned)])).toEqual([{ ok: true, value: true }]);
+    const saved = stored(key.accountId);
+    const opened = hold(key, 100n);
+
+    statements = [];
+    const together = await commit([save(saved), openOperation(opened, NOW), save({ ...owned, accountId: key.accountId, response: { id: owned.id, object: 'response', output: [1] } })]);
+    expect(together[0]).toEqual({ ok: true, value: true });
+    expect(together[1]).toEqual({ ok: true, value: true });
+    expect(together[2]).toMatchObject({ ok: false, error: { message: expect.stringMatching(/another account/) } });
+    expect(transactions()).toBe(1);
+    expect(savepoints()).toBe(0);
+    expect(await store.findResponse(saved.id, key.accountId)).toEqual(saved);
+    expect(await store.findResponse(owned.id, stranger.accountId)).toEqual(owned);
+    expect(await store.findResponse(owned.id, key.accountId)).toBeUndefined();
+
+    statements = [];
+    const orphan = stored('no-such-account');
+    const settledWith = await commit([save(orphan), settleOperation(opened.id, charge(key.id, 10n), NOW)]);
+    expect(settledWith[0]).toMatchObject({ ok: false, error: { message: expect.stringMatching(/foreign key/i) } });
+    expect(settledWith[1]).toEqual({ ok: true, value: true });
+    expect(savepoints()).toBe(2);
+    expect(await store.findAccount(key.accountId)).toMatchObject({ balanceNanos: 990n, reservedNanos: 0n });
+  });
+
+  it('through the store, saves go with the hold batches and are not counted as hold operations', async () => {
+    const key = await newKey(1_000n);
+    const commits: number[] = [];
+    const counted = await openStore(database.url, { onHoldCommit: (operations) => commits.push(operations) });
+    try {
+      const response = stored(key.accountId);
+      const [opened] = await Promise.all([counted.openHold(hold(key, 10n)), counted.saveResponse(response)]);
+      expect(opened).toBe(true);
+      expect(commits).toEqual([1]);
+      await counted.saveResponse(stored(key.accountId));
+      expect(commits).toEqual([1]);
+      expect(await counted.findResponse(response.id, key.accountId)).toEqual(response);
+    } finally {
+      await counted.close();
+    }
   });
 
   it('fails the whole batch, without a second run, when the transaction cannot begin', async () => {

@@ -18,21 +18,40 @@
  *   this way, so that the failed operation is rolled back and reported alone while the rest commit.
  *   Operations are deterministic (their clocks were read when they were queued), so the second run
  *   decides the others as the first would have without the failed one.
+ * Stored responses are saved in the same batches (`SqliteBatchOperation`): a Responses request's
+ * save shares the transaction of whatever holds were queued with it instead of a transaction of its
+ * own, and resolves, like them, only once that transaction has committed.
  * The work runs while holding Kysely's connection mutex, so it never interleaves with a Kysely
  * transaction on the same connection.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Outcome } from './group-commit.js';
-import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
+import type { HoldOperation } from './hold-operations.js';
 import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from './key-budget-queries.js';
 import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
+import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, type ResponseRowValues } from './response-queries.js';
 import { toBigInt, toEpochMilliseconds, toText } from './row-decoding.js';
 import type { Database } from './schema.js';
 import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from './store.js';
 
+/** A stored response's save, checked and encoded before it is queued (response-queries.ts). */
+export interface SaveResponseOperation {
+  kind: 'save-response';
+  row: ResponseRowValues;
+}
+
+/** What a SQLite batch takes: the hold operations, and stored responses' saves. */
+export type SqliteBatchOperation = HoldOperation | SaveResponseOperation;
+
+/**
+ * Applies a batch in one transaction, like `HoldBatchCommit` (hold-operations.ts), which it also
+ * serves as. A save's outcome is true, or the error that failed it (another account's id).
+ */
+export type SqliteBatchCommit = (operations: readonly SqliteBatchOperation[]) => Promise<Array<Outcome<boolean>>>;
+
 interface Prepared {
-  commit: (operations: readonly HoldOperation[]) => Array<Outcome<boolean>>;
+  commit: (operations: readonly SqliteBatchOperation[]) => Array<Outcome<boolean>>;
 }
 
 function prepare(connection: BetterSqlite3.Database): Prepared {
@@ -60,6 +79,7 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
        checkpoint_output_tokens = ?, checkpoint_reasoning_tokens = ? WHERE id = ? AND state = 'open'`,
   );
 
+  const saveResponse = connection.prepare(SAVE_RESPONSE_SQL);
   // The exact inverse of `reserve`, for a hold its key's budget then refused.
   const unreserve = connection.prepare('UPDATE accounts SET reserved_nanos = reserved_nanos - ? WHERE id = ?');
 
@@ -126,8 +146,14 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
     return DONE;
   };
 
-  const apply = (operation: HoldOperation): Outcome<boolean> => {
+  const save = (row: ResponseRowValues): Outcome<boolean> =>
+    // Another account's id: the guarded upsert changes nothing.
+    saveResponse.run(...saveResponseParameters(row)).changes === 1 ? DONE : { ok: false, error: responseOfAnotherAccount(row.id) };
+
+  const apply = (operation: SqliteBatchOperation): Outcome<boolean> => {
     switch (operation.kind) {
+      case 'save-response':
+        return save(operation.row);
       case 'open':
         return open(operation.hold, operation.createdAt);
       case 'settle':
@@ -138,11 +164,11 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
   };
 
   // The common case: no savepoint. An operation that throws rolls the whole transaction back.
-  const commitPlainly = connection.transaction((operations: readonly HoldOperation[]): Array<Outcome<boolean>> => {
+  const commitPlainly = connection.transaction((operations: readonly SqliteBatchOperation[]): Array<Outcome<boolean>> => {
     const outcomes = new Array<Outcome<boolean>>(operations.length);
     for (let index = 0; index < operations.length; index++) {
       try {
-        outcomes[index] = apply(operations[index] as HoldOperation);
+        outcomes[index] = apply(operations[index] as SqliteBatchOperation);
       } catch (error) {
         throw new OperationFailed(error, !connection.inTransaction);
       }
@@ -151,7 +177,7 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
   });
   // Called inside `commitOneByOne`'s transaction, this transaction function becomes a savepoint.
   const applyInSavepoint = connection.transaction(apply);
-  const commitOneByOne = connection.transaction((operations: readonly HoldOperation[]): Array<Outcome<boolean>> =>
+  const commitOneByOne = connection.transaction((operations: readonly SqliteBatchOperation[]): Array<Outcome<boolean>> =>
     operations.map((operation) => {
       try {
         return applyInSavepoint(operation);
@@ -190,7 +216,7 @@ class OperationFailed {
 }
 
 /** The group commit's `commit` on SQLite. */
-export function createSqliteHoldBatchCommit(db: Kysely<Database>, connection: BetterSqlite3.Database): HoldBatchCommit {
+export function createSqliteHoldBatchCommit(db: Kysely<Database>, connection: BetterSqlite3.Database): SqliteBatchCommit {
   // Prepared on first use: the tables exist only once the store has been migrated.
   let prepared: Prepared | undefined;
   return (operations) => db.connection().execute(async () => (prepared ??= prepare(connection)).commit(operations));
