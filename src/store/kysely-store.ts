@@ -62,6 +62,7 @@ import * as instances from './instance-queries.js';
 import * as ledger from './ledger-queries.js';
 import * as requestLog from './request-log-queries.js';
 import * as responses from './response-queries.js';
+import type { SqliteBatchCommit, SqliteBatchOperation } from './sqlite-hold-statements.js';
 import * as usage from './usage-queries.js';
 import {
   decodeAccount,
@@ -85,6 +86,15 @@ export interface KyselyStoreParts {
   commitHoldOperations: HoldBatchCommit;
   /** Told the size of every committed batch of hold operations (metrics, tests). */
   onHoldCommit?: (operations: number) => void;
+  /**
+   * SQLite's writes through statements prepared once, used instead of Kysely's: `commit` (which
+   * also serves as `commitHoldOperations`) takes stored responses' saves into the hold batches, and
+   * `appendRequestLog` writes a request-log batch (request-log-queries.ts).
+   */
+  sqlite?: {
+    commit: SqliteBatchCommit;
+    appendRequestLog: (entries: readonly RequestLogEntry[]) => Promise<void>;
+  };
 }
 
 /** Columns of `api_keys` read into a record, prefixed so they can share a row with an account. */
@@ -114,7 +124,10 @@ export class KyselyStore implements Store {
 
   private readonly afterClose: () => void;
   /** Opens, settles and checkpoints of many requests, written together (group-commit.ts). */
-  private readonly holdQueue: GroupCommit<HoldOperation, boolean>;
+  private readonly holdQueue: GroupCommit<HoldOperation, boolean> | GroupCommit<SqliteBatchOperation, boolean>;
+  /** SQLite: the same queue, which also takes stored responses' saves. */
+  private readonly sqliteQueue: GroupCommit<SqliteBatchOperation, boolean> | undefined;
+  private readonly appendLog: (entries: readonly RequestLogEntry[]) => Promise<void>;
 
   constructor(parts: KyselyStoreParts) {
     this.db = parts.db;
@@ -123,7 +136,32 @@ export class KyselyStore implements Store {
     this.applyMigrations = parts.migrate;
     this.now = parts.now;
     this.afterClose = parts.afterClose ?? (() => undefined);
-    this.holdQueue = new GroupCommit({ commit: parts.commitHoldOperations, maxBatchSize: MAX_HOLD_BATCH_SIZE, onCommit: parts.onHoldCommit });
+    const sqlite = parts.sqlite;
+    if (sqlite === undefined) {
+      this.holdQueue = new GroupCommit({ commit: parts.commitHoldOperations, maxBatchSize: MAX_HOLD_BATCH_SIZE, onCommit: parts.onHoldCommit });
+      this.sqliteQueue = undefined;
+      this.appendLog = (entries) => requestLog.appendRequestLog(this.db, entries);
+    } else {
+      const onHoldCommit = parts.onHoldCommit;
+      // Told the hold operations of each batch, saves left out; batches commit one at a time, so
+      // the count is still the batch's own when GroupCommit reports it.
+      let holdOperations = 0;
+      this.sqliteQueue = new GroupCommit<SqliteBatchOperation, boolean>({
+        commit: (operations) => {
+          holdOperations = operations.reduce((count, operation) => (operation.kind === 'save-response' ? count : count + 1), 0);
+          return sqlite.commit(operations);
+        },
+        maxBatchSize: MAX_HOLD_BATCH_SIZE,
+        onCommit:
+          onHoldCommit === undefined
+            ? undefined
+            : () => {
+                if (holdOperations > 0) onHoldCommit(holdOperations);
+              },
+      });
+      this.holdQueue = this.sqliteQueue;
+      this.appendLog = sqlite.appendRequestLog;
+    }
   }
 
   migrate(): Promise<void> {
@@ -441,8 +479,11 @@ export class KyselyStore implements Store {
     return consoleSessions.deleteConsoleSession(this.db, hash);
   }
 
-  saveResponse(response: StoredResponse): Promise<void> {
-    return responses.saveResponse(this.db, response);
+  async saveResponse(response: StoredResponse): Promise<void> {
+    if (this.sqliteQueue === undefined) return responses.saveResponse(this.db, response);
+    // Checked and encoded here, so a bad response fails its own call only; the write goes with the
+    // next hold batch and resolves once that has committed (sqlite-hold-statements.ts).
+    await this.sqliteQueue.submit({ kind: 'save-response', row: responses.responseRow(response) });
   }
 
   findResponse(id: string, accountId: string): Promise<StoredResponse | undefined> {
@@ -468,7 +509,7 @@ export class KyselyStore implements Store {
   // ---- Request log and usage by group (migration 0007) ----
 
   appendRequestLog(entries: readonly RequestLogEntry[]): Promise<void> {
-    return requestLog.appendRequestLog(this.db, entries);
+    return this.appendLog(entries);
   }
 
   listRequestLog(filter: RequestLogFilter, page: PageRequest<RequestLogCursor>): Promise<Page<RequestLogRecord, RequestLogCursor>> {

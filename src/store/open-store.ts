@@ -14,6 +14,7 @@ import { migrateSqliteFile, migrateToLatest } from './migrations/migrate.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createPostgresHoldBatchCommit } from './postgres-hold-batch.js';
+import { createSqliteRequestLogAppend } from './request-log-queries.js';
 import { createSqliteHoldBatchCommit } from './sqlite-hold-statements.js';
 import { openSqliteConnection, sqliteImmediateTransaction } from './sqlite-database.js';
 
@@ -76,7 +77,8 @@ function openSqliteStore(filename: string, now: () => Date, onHoldCommit: OpenSt
     if (connection.open) connection.close();
   };
   const commitHoldOperations = createSqliteHoldBatchCommit(db, connection);
-  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now, afterClose, commitHoldOperations, onHoldCommit });
+  const sqlite = { commit: commitHoldOperations, appendRequestLog: createSqliteRequestLogAppend(db, connection) };
+  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now, afterClose, commitHoldOperations, onHoldCommit, sqlite });
 }
 
 function openPostgresStore(connectionString: string, now: () => Date, onHoldCommit: OpenStoreOptions['onHoldCommit']): KyselyStore {

@@ -69,6 +69,15 @@ describe.each(engines)('request log queries on %s', (engine) => {
     expect((await everything({ requestId: 'req_fields_1' }))[0]).toEqual({ ...first, id: expect.any(Number) });
   });
 
+  it('writes a batch whole or not at all', async () => {
+    // A row the database refuses (a NOT NULL column) after rows it took: none of the batch stays.
+    const broken = entry({ requestId: 'req_whole_2', surface: null as unknown as string });
+    await expect(store.appendRequestLog([entry({ requestId: 'req_whole_1' }), broken, entry({ requestId: 'req_whole_3' })])).rejects.toThrow();
+    for (const requestId of ['req_whole_1', 'req_whole_3']) expect(await everything({ requestId })).toEqual([]);
+    await store.appendRequestLog([entry({ requestId: 'req_whole_1' })]);
+    expect(await everything({ requestId: 'req_whole_1' })).toHaveLength(1);
+  });
+
   it('clamps measured durations into their column instead of refusing the batch', async () => {
     await store.appendRequestLog([entry({ requestId: 'req_clamp', latencyMs: -5, firstByteMs: 1e12 })]);
     expect((await everything({ requestId: 'req_clamp' }))[0]).toMatchObject({ latencyMs: 0, firstByteMs: 2_147_483_647 });

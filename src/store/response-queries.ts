@@ -8,21 +8,36 @@ import type { Database } from './schema.js';
 import type { StoredResponse } from './store.js';
 import { StoreDataError, toDate, toEpochMilliseconds, toText } from './row-decoding.js';
 
-/**
- * Inserts the response, or replaces the one with the same id. A row with that id owned by another
- * account is left alone and the save throws: ids are random, so that only happens to a forged or
- * recycled id, and it must never move a response between accounts.
- */
-export async function saveResponse(db: Kysely<Database>, stored: StoredResponse): Promise<void> {
+/** A stored response as its row is written: checked and encoded, ready for either engine. */
+export interface ResponseRowValues {
+  id: string;
+  account_id: string;
+  response: string;
+  input_items: string;
+  created_at: number;
+}
+
+/** Checks and encodes a response for saving; throws on one that cannot be kept. */
+export function responseRow(stored: StoredResponse): ResponseRowValues {
   if (!isPlainObject(stored.response)) throw new TypeError('response must be a JSON object');
   if (!Array.isArray(stored.inputItems) || !stored.inputItems.every(isPlainObject)) throw new TypeError('inputItems must be an array of JSON objects');
-  const row = {
+  return {
     id: stored.id,
     account_id: stored.accountId,
     response: encodeJson(stored.response, 'response'),
     input_items: encodeJson(stored.inputItems, 'inputItems'),
     created_at: toEpochMilliseconds(stored.createdAt, 'createdAt'),
   };
+}
+
+/**
+ * Inserts the response, or replaces the one with the same id. A row with that id owned by another
+ * account is left alone and the save throws: ids are random, so that only happens to a forged or
+ * recycled id, and it must never move a response between accounts. On SQLite the store saves
+ * through SAVE_RESPONSE_SQL in the hold group commit instead (sqlite-hold-statements.ts).
+ */
+export async function saveResponse(db: Kysely<Database>, stored: StoredResponse): Promise<void> {
+  const row = responseRow(stored);
   const written = await db
     .insertInto('responses')
     .values(row)
@@ -33,7 +48,25 @@ export async function saveResponse(db: Kysely<Database>, stored: StoredResponse)
         .where('responses.account_id', '=', stored.accountId),
     )
     .executeTakeFirst();
-  if (written.numInsertedOrUpdatedRows !== 1n) throw new Error(`response id ${JSON.stringify(stored.id)} belongs to another account`);
+  if (written.numInsertedOrUpdatedRows !== 1n) throw responseOfAnotherAccount(stored.id);
+}
+
+/**
+ * `saveResponse`'s statement for a statement prepared once (SQLite). Parameters: id, account id,
+ * response, input items, created at. One row changed means saved; none, that the id is another
+ * account's (nothing is written then).
+ */
+export const SAVE_RESPONSE_SQL = `INSERT INTO responses (id, account_id, response, input_items, created_at) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO UPDATE SET response = excluded.response, input_items = excluded.input_items, created_at = excluded.created_at
+  WHERE responses.account_id = excluded.account_id`;
+
+export function saveResponseParameters(row: ResponseRowValues): unknown[] {
+  return [row.id, row.account_id, row.response, row.input_items, row.created_at];
+}
+
+/** What a save rejects with when the id is already another account's response. */
+export function responseOfAnotherAccount(id: string): Error {
+  return new Error(`response id ${JSON.stringify(id)} belongs to another account`);
 }
 
 export async function findResponse(db: Kysely<Database>, id: string, accountId: string): Promise<StoredResponse | undefined> {

@@ -4,23 +4,54 @@
  * through statements prepared once (compiling each query through Kysely and preparing it again on
  * every request was more than half of the gateway's CPU per request before). Each operation keeps
  * its own guarded SQL, a guarded UPDATE first, so races are decided by the database exactly as when
- * it was a transaction of its own; it runs inside a savepoint (better-sqlite3 nests transaction
- * functions that way), so one that fails is rolled back and reported alone while the rest commit.
+ * it was a transaction of its own, and each keeps its own outcome.
+ *
+ * Two ways to run a batch, both in one transaction:
+ * - Plainly, the common case: the operations one after the other, with no savepoint. An expected
+ *   refusal leaves no trace without one: a balance that cannot cover a hold fails the guarded
+ *   UPDATE, which changes nothing; a key budget that cannot cover it (checked after the balance's
+ *   reservation) fails its guarded upsert, which changes nothing, and the reservation is taken back
+ *   by its exact inverse before the next operation runs. A settle of a hold that is no longer open
+ *   changes nothing either.
+ * - One savepoint per operation, only when an operation failed unexpectedly (a broken foreign key,
+ *   a constraint, a bad value): the plain run is rolled back as a whole and the batch is run again
+ *   this way, so that the failed operation is rolled back and reported alone while the rest commit.
+ *   Operations are deterministic (their clocks were read when they were queued), so the second run
+ *   decides the others as the first would have without the failed one.
+ * Stored responses are saved in the same batches (`SqliteBatchOperation`): a Responses request's
+ * save shares the transaction of whatever holds were queued with it instead of a transaction of its
+ * own, and resolves, like them, only once that transaction has committed.
  * The work runs while holding Kysely's connection mutex, so it never interleaves with a Kysely
  * transaction on the same connection.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Outcome } from './group-commit.js';
-import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
+import type { HoldOperation } from './hold-operations.js';
 import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from './key-budget-queries.js';
 import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
+import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, type ResponseRowValues } from './response-queries.js';
 import { toBigInt, toEpochMilliseconds, toText } from './row-decoding.js';
 import type { Database } from './schema.js';
 import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from './store.js';
 
+/** A stored response's save, checked and encoded before it is queued (response-queries.ts). */
+export interface SaveResponseOperation {
+  kind: 'save-response';
+  row: ResponseRowValues;
+}
+
+/** What a SQLite batch takes: the hold operations, and stored responses' saves. */
+export type SqliteBatchOperation = HoldOperation | SaveResponseOperation;
+
+/**
+ * Applies a batch in one transaction, like `HoldBatchCommit` (hold-operations.ts), which it also
+ * serves as. A save's outcome is true, or the error that failed it (another account's id).
+ */
+export type SqliteBatchCommit = (operations: readonly SqliteBatchOperation[]) => Promise<Array<Outcome<boolean>>>;
+
 interface Prepared {
-  commit: (operations: readonly HoldOperation[]) => Array<Outcome<boolean>>;
+  commit: (operations: readonly SqliteBatchOperation[]) => Array<Outcome<boolean>>;
 }
 
 function prepare(connection: BetterSqlite3.Database): Prepared {
@@ -48,30 +79,31 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
        checkpoint_output_tokens = ?, checkpoint_reasoning_tokens = ? WHERE id = ? AND state = 'open'`,
   );
 
-  const open = connection.transaction((hold: NewHold, createdAt: number): boolean => {
-    if (reserve.run(hold.amountNanos, hold.accountId, hold.amountNanos).changes !== 1) return false;
-    // The key's budget, in the same savepoint (key-budget-queries.ts): a refusal rolls the hold back.
-    if (hold.keyBudget !== undefined && reserveKeyBudget.run(...reserveKeyBudgetParameters(hold.keyId, hold.keyBudget, hold.amountNanos)).changes !== 1) {
-      throw new KeyBudgetExceededError(hold.keyId);
+  const saveResponse = connection.prepare(SAVE_RESPONSE_SQL);
+  // The exact inverse of `reserve`, for a hold its key's budget then refused.
+  const unreserve = connection.prepare('UPDATE accounts SET reserved_nanos = reserved_nanos - ? WHERE id = ?');
+
+  // Each operation below writes nothing when it is refused; it throws only for the unexpected,
+  // possibly after writing, and its caller then rolls back (the batch, or the operation's savepoint).
+  const open = (hold: NewHold, createdAt: number): Outcome<boolean> => {
+    const budget = hold.keyBudget;
+    // Everything that could throw on a bad value is read before the first write.
+    const budgetParameters = budget === undefined ? undefined : reserveKeyBudgetParameters(hold.keyId, budget, hold.amountNanos);
+    const expiresAt = toEpochMilliseconds(hold.expiresAt, 'hold expiresAt');
+    const budgetStart = budget === undefined ? null : toEpochMilliseconds(budget.start, 'budget period start');
+    if (reserve.run(hold.amountNanos, hold.accountId, hold.amountNanos).changes !== 1) return NOT_DONE;
+    // The key's budget (key-budget-queries.ts): a refusal changes nothing, and taking the balance's
+    // reservation back leaves the account as it was, so the refused hold leaves no trace.
+    if (budgetParameters !== undefined && reserveKeyBudget.run(...budgetParameters).changes !== 1) {
+      if (unreserve.run(hold.amountNanos, hold.accountId).changes !== 1) throw new Error(`account ${hold.accountId} vanished while its hold was refused`);
+      return { ok: false, error: new KeyBudgetExceededError(hold.keyId) };
     }
-    const budgetStart = hold.keyBudget === undefined ? null : toEpochMilliseconds(hold.keyBudget.start, 'budget period start');
-    insertHold.run(
-      hold.id,
-      hold.accountId,
-      hold.keyId,
-      hold.requestId,
-      hold.model,
-      hold.amountNanos,
-      toEpochMilliseconds(hold.expiresAt, 'hold expiresAt'),
-      createdAt,
-      hold.keyBudget?.period ?? null,
-      budgetStart,
-    );
-    return true;
-  });
-  const settle = connection.transaction((holdId: string, charge: Charge | null, createdAt: number): boolean => {
+    insertHold.run(hold.id, hold.accountId, hold.keyId, hold.requestId, hold.model, hold.amountNanos, expiresAt, createdAt, budget?.period ?? null, budgetStart);
+    return DONE;
+  };
+  const settle = (holdId: string, charge: Charge | null, createdAt: number): Outcome<boolean> => {
     const row = markSettled.get(holdId) as { account_id: unknown; amount_nanos: unknown; key_id: unknown; budget_period: unknown; budget_period_start: unknown } | undefined;
-    if (row === undefined) return false;
+    if (row === undefined) return NOT_DONE;
     const accountId = toText(row.account_id, 'holds.account_id');
     const billed = charge !== null && chargeCountsAnything(charge.costNanos, charge);
     const costNanos = billed ? charge.costNanos : 0n;
@@ -95,9 +127,9 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
       );
       if (charge.excessNanos > 0n) appendExcess.run(accountId, charge.excessNanos, charge.requestId, charge.keyId, charge.model, EXCESS_NOTE, createdAt);
     }
-    return true;
-  });
-  const checkpoint = connection.transaction((checkpoints: readonly HoldCheckpoint[]): boolean => {
+    return DONE;
+  };
+  const checkpoint = (checkpoints: readonly HoldCheckpoint[]): Outcome<boolean> => {
     for (const each of checkpoints) {
       // The sweep that settles it caps the cost at the hold again (hold-queries.ts, releaseOne).
       const { tokens } = each;
@@ -111,11 +143,17 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
         each.holdId,
       );
     }
-    return true;
-  });
+    return DONE;
+  };
 
-  const apply = (operation: HoldOperation): boolean => {
+  const save = (row: ResponseRowValues): Outcome<boolean> =>
+    // Another account's id: the guarded upsert changes nothing.
+    saveResponse.run(...saveResponseParameters(row)).changes === 1 ? DONE : { ok: false, error: responseOfAnotherAccount(row.id) };
+
+  const apply = (operation: SqliteBatchOperation): Outcome<boolean> => {
     switch (operation.kind) {
+      case 'save-response':
+        return save(operation.row);
       case 'open':
         return open(operation.hold, operation.createdAt);
       case 'settle':
@@ -124,11 +162,25 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
         return checkpoint(operation.checkpoints);
     }
   };
-  // Called inside this transaction, each operation's own transaction function becomes a savepoint.
-  const commit = connection.transaction((operations: readonly HoldOperation[]): Array<Outcome<boolean>> =>
+
+  // The common case: no savepoint. An operation that throws rolls the whole transaction back.
+  const commitPlainly = connection.transaction((operations: readonly SqliteBatchOperation[]): Array<Outcome<boolean>> => {
+    const outcomes = new Array<Outcome<boolean>>(operations.length);
+    for (let index = 0; index < operations.length; index++) {
+      try {
+        outcomes[index] = apply(operations[index] as SqliteBatchOperation);
+      } catch (error) {
+        throw new OperationFailed(error, !connection.inTransaction);
+      }
+    }
+    return outcomes;
+  });
+  // Called inside `commitOneByOne`'s transaction, this transaction function becomes a savepoint.
+  const applyInSavepoint = connection.transaction(apply);
+  const commitOneByOne = connection.transaction((operations: readonly SqliteBatchOperation[]): Array<Outcome<boolean>> =>
     operations.map((operation) => {
       try {
-        return { ok: true, value: apply(operation) };
+        return applyInSavepoint(operation);
       } catch (error) {
         // SQLite itself ended the transaction (an I/O error, a full disk): nothing of the batch stands.
         if (!connection.inTransaction) throw error;
@@ -136,11 +188,35 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
       }
     }),
   );
-  return { commit: (operations) => commit.immediate(operations) };
+  return {
+    commit: (operations) => {
+      try {
+        return commitPlainly.immediate(operations);
+      } catch (error) {
+        // Failing to begin or to commit fails the batch as a whole, as does an operation's failure
+        // that ended the transaction itself; any other failure was one operation's own.
+        if (!(error instanceof OperationFailed)) throw error;
+        if (error.transactionEnded) throw error.error;
+        return commitOneByOne.immediate(operations);
+      }
+    },
+  };
+}
+
+const DONE: Outcome<boolean> = Object.freeze({ ok: true, value: true });
+const NOT_DONE: Outcome<boolean> = Object.freeze({ ok: true, value: false });
+
+/** An operation of a plain run threw: the run is rolled back, then redone one savepoint each. */
+class OperationFailed {
+  constructor(
+    readonly error: unknown,
+    /** SQLite ended the transaction itself; redoing the batch would not help. */
+    readonly transactionEnded: boolean,
+  ) {}
 }
 
 /** The group commit's `commit` on SQLite. */
-export function createSqliteHoldBatchCommit(db: Kysely<Database>, connection: BetterSqlite3.Database): HoldBatchCommit {
+export function createSqliteHoldBatchCommit(db: Kysely<Database>, connection: BetterSqlite3.Database): SqliteBatchCommit {
   // Prepared on first use: the tables exist only once the store has been migrated.
   let prepared: Prepared | undefined;
   return (operations) => db.connection().execute(async () => (prepared ??= prepare(connection)).commit(operations));
