@@ -5,26 +5,27 @@
  * Left to itself, SQLite checkpoints inside whichever COMMIT takes the WAL past
  * `wal_autocheckpoint` pages (1,000 by default): that COMMIT copies the WAL's pages into the
  * database and syncs both files, on the event loop, several times a second under load. Instead the
- * thread runs `PRAGMA wal_checkpoint(PASSIVE)` every `intervalMs`: a passive checkpoint takes no
- * lock that a writer or a reader waits for. Once a checkpoint has copied every frame of the WAL,
- * the next writer starts the WAL over from its beginning by itself (SQLite's own rule), so the file
- * stays the size of the frames written between two complete checkpoints. Under steady writes a
- * checkpoint is rarely complete (frames arrive while it syncs), so when the WAL holds
- * `restartFrames` or more the thread runs up to `maxPassesPerTick` passes in a row: each copies
- * only what the previous one missed and is quicker, until one ends with nothing missed. When the
- * file has nonetheless grown past `truncateAboveBytes` (a long reader held the WAL, a burst), a
- * `TRUNCATE` checkpoint right after a complete pass gives the space back; it never waits (the
- * connection's busy timeout is 0), as a waiting TRUNCATE would hold back the writers.
+ * thread runs `PRAGMA wal_checkpoint(PASSIVE)` every `intervalMs`. A passive checkpoint takes no
+ * lock that a writer or a reader waits for. The WAL file is not made shorter by a checkpoint: it
+ * starts over from its beginning when a writer begins while every frame is in the database (SQLite
+ * does that by itself, at the cost of one sync of the WAL header). Under steady writes that moment
+ * does not come by itself, as frames arrive while a checkpoint syncs; so once the WAL holds
+ * `restartFrames` the thread runs passes in a row, each copying only what the one before missed and
+ * so quicker, until one leaves nothing behind (up to `maxPassesPerTick`, else again next tick).
+ * After `truncateWhenIdleMs` without a write, a `TRUNCATE` checkpoint gives the file's space back.
+ * The thread never runs RESTART or TRUNCATE under load: they hold the write lock while they copy,
+ * and a writer that finds it taken sleeps on the event loop (SQLite's busy handler), which is the
+ * stall this module exists to avoid; its busy timeout is 0, so it never waits for a lock either.
  *
  * The connections that write keep SQLite's automatic checkpoint as a safety net at
  * `SQLITE_SAFETY_NET_AUTOCHECKPOINT_PAGES` (sqlite-database.ts): if the thread is gone or lags, the
  * WAL stays bounded the old way, with a longer stall. Checkpoints do not change durability: a
- * commit is in the WAL either way, and a checkpoint syncs the WAL before it copies from it
- * (docs/architecture.md, "Durability").
+ * commit is in the WAL either way, and a checkpoint syncs the WAL before it copies from it and the
+ * database before the WAL may start over (docs/architecture.md, "Durability").
  *
  * The thread's code is a CommonJS script given to the Worker as a string (`eval`), so it runs
  * the same from `src/` under vitest as from the built `dist/`, with no file to find next to this
- * module; it loads the better-sqlite3 this module resolves.
+ * module; it loads the better-sqlite3 that this module resolves.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -32,12 +33,12 @@ import { Worker } from 'node:worker_threads';
 export interface SqliteCheckpointerOptions {
   /** How often the thread checkpoints (default 250 ms). */
   intervalMs?: number;
-  /** From this many WAL frames on, a tick makes several passes to complete a checkpoint (default 1,000). */
+  /** From this many WAL frames on, a tick makes passes until one leaves nothing behind (default 2,000). */
   restartFrames?: number;
-  /** At most this many passive checkpoints per tick (default 4). */
+  /** At most this many passive checkpoints per tick (default 8). */
   maxPassesPerTick?: number;
-  /** A WAL file larger than this is truncated after a complete checkpoint (default 16 MiB). */
-  truncateAboveBytes?: number;
+  /** After this long without a write, the WAL file is truncated to nothing (default 5 s). */
+  truncateWhenIdleMs?: number;
   /** Told once if the thread fails after it started; it has then stopped, and the safety net is left. */
   onError?: (error: Error) => void;
 }
@@ -50,9 +51,9 @@ export interface SqliteCheckpointer {
 }
 
 const DEFAULT_INTERVAL_MS = 250;
-const DEFAULT_RESTART_FRAMES = 1_000;
-const DEFAULT_MAX_PASSES_PER_TICK = 4;
-const DEFAULT_TRUNCATE_ABOVE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_RESTART_FRAMES = 2_000;
+const DEFAULT_MAX_PASSES_PER_TICK = 8;
+const DEFAULT_TRUNCATE_WHEN_IDLE_MS = 5_000;
 /** A thread that does not end after being told to is terminated (a checkpoint in progress finishes first). */
 const STOP_GRACE_MS = 10_000;
 
@@ -62,7 +63,7 @@ interface ThreadData {
   intervalMs: number;
   restartFrames: number;
   maxPassesPerTick: number;
-  truncateAboveBytes: number;
+  truncateWhenIdleMs: number;
 }
 
 type ThreadMessage = { type: 'ready' } | { type: 'error'; message: string; code?: string };
@@ -71,15 +72,19 @@ type ThreadMessage = { type: 'ready' } | { type: 'error'; message: string; code?
  * The thread. Opens the file (which must exist and be in WAL mode), says `ready`, then checkpoints
  * every `intervalMs` until told `stop` or until a checkpoint throws (it reports the error and
  * stops). `pragma wal_checkpoint` answers `busy` (another checkpoint was running, or TRUNCATE could
- * not take its locks at once), `log` (frames in the WAL) and `checkpointed` (frames copied).
+ * not take its locks at once), `log` (the frames in the WAL when the checkpoint began) and
+ * `checkpointed` (of those, the frames now in the database). Frames committed during a pass are in
+ * neither count, so a pass is known to have left nothing behind only when the next pass finds no
+ * more frames than it did (or fewer: a writer has started the WAL over).
  */
 const THREAD_SOURCE = `'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
-const { statSync } = require('node:fs');
 const Database = require(workerData.betterSqlite3);
-const { filename, intervalMs, restartFrames, maxPassesPerTick, truncateAboveBytes } = workerData;
+const { filename, intervalMs, restartFrames, maxPassesPerTick, truncateWhenIdleMs } = workerData;
 let db;
 let timer;
+let lastLog = -1;
+let idleSince = Date.now();
 const finish = () => {
   if (timer !== undefined) clearInterval(timer);
   timer = undefined;
@@ -87,19 +92,25 @@ const finish = () => {
   parentPort.close();
 };
 const fail = (error) => {
-  parentPort.postMessage({ type: 'error', message: String(error && error.message || error), code: error && error.code });
+  parentPort.postMessage({ type: 'error', message: String((error && error.message) || error), code: error && error.code });
   try { finish(); } catch { parentPort.close(); }
 };
-const walBytes = () => {
-  try { return statSync(filename + '-wal').size; } catch { return 0; }
-};
 const checkpoint = (mode) => db.pragma('wal_checkpoint(' + mode + ')')[0];
-const complete = (result) => result.busy === 0 && result.log > 0 && result.checkpointed === result.log;
 const tick = () => {
   try {
     let result = checkpoint('PASSIVE');
-    for (let pass = 1; pass < maxPassesPerTick && result.log >= restartFrames && !complete(result); pass++) result = checkpoint('PASSIVE');
-    if (complete(result) && walBytes() > truncateAboveBytes) checkpoint('TRUNCATE');
+    for (let pass = 1; pass < maxPassesPerTick && result.busy === 0 && result.log >= restartFrames; pass++) {
+      const next = checkpoint('PASSIVE');
+      const settled = next.log <= result.log;
+      result = next;
+      if (settled) break;
+    }
+    const now = Date.now();
+    if (result.log !== lastLog) idleSince = now;
+    lastLog = result.log;
+    if (result.busy === 0 && result.log > 0 && result.checkpointed === result.log && now - idleSince >= truncateWhenIdleMs) {
+      lastLog = checkpoint('TRUNCATE').log;
+    }
   } catch (error) {
     fail(error);
   }
@@ -130,7 +141,7 @@ export async function startSqliteCheckpointer(filename: string, options: SqliteC
     intervalMs: options.intervalMs ?? DEFAULT_INTERVAL_MS,
     restartFrames: options.restartFrames ?? DEFAULT_RESTART_FRAMES,
     maxPassesPerTick: options.maxPassesPerTick ?? DEFAULT_MAX_PASSES_PER_TICK,
-    truncateAboveBytes: options.truncateAboveBytes ?? DEFAULT_TRUNCATE_ABOVE_BYTES,
+    truncateWhenIdleMs: options.truncateWhenIdleMs ?? DEFAULT_TRUNCATE_WHEN_IDLE_MS,
   };
   const worker = new Worker(THREAD_SOURCE, { eval: true, workerData, name: 'sqlite-checkpointer' });
   worker.unref();
