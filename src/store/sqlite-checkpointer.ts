@@ -11,7 +11,7 @@
  * does that by itself, at the cost of one sync of the WAL header). Under steady writes that moment
  * does not come by itself, as frames arrive while a checkpoint syncs; so once the WAL holds
  * `restartFrames` the thread runs passes in a row, each copying only what the one before missed and
- * so quicker, until one leaves nothing behind (up to `maxPassesPerTick`, else again next tick).
+ * so quicker, until one leaves nothing behind (for at most `intervalMs`, then again next tick).
  * After `truncateWhenIdleMs` without a write, a `TRUNCATE` checkpoint gives the file's space back.
  * The thread never runs RESTART or TRUNCATE under load: they hold the write lock while they copy,
  * and a writer that finds it taken sleeps on the event loop (SQLite's busy handler), which is the
@@ -33,10 +33,8 @@ import { Worker } from 'node:worker_threads';
 export interface SqliteCheckpointerOptions {
   /** How often the thread checkpoints (default 250 ms). */
   intervalMs?: number;
-  /** From this many WAL frames on, a tick makes passes until one leaves nothing behind (default 2,000). */
+  /** From this many WAL frames on, a tick makes passes until one leaves nothing behind (default 2,000, about 8 MB). */
   restartFrames?: number;
-  /** At most this many passive checkpoints per tick (default 8). */
-  maxPassesPerTick?: number;
   /** After this long without a write, the WAL file is truncated to nothing (default 5 s). */
   truncateWhenIdleMs?: number;
   /** Told once if the thread fails after it started; it has then stopped, and the safety net is left. */
@@ -52,7 +50,6 @@ export interface SqliteCheckpointer {
 
 const DEFAULT_INTERVAL_MS = 250;
 const DEFAULT_RESTART_FRAMES = 2_000;
-const DEFAULT_MAX_PASSES_PER_TICK = 8;
 const DEFAULT_TRUNCATE_WHEN_IDLE_MS = 5_000;
 /** A thread that does not end after being told to is terminated (a checkpoint in progress finishes first). */
 const STOP_GRACE_MS = 10_000;
@@ -62,7 +59,6 @@ interface ThreadData {
   filename: string;
   intervalMs: number;
   restartFrames: number;
-  maxPassesPerTick: number;
   truncateWhenIdleMs: number;
 }
 
@@ -80,7 +76,7 @@ type ThreadMessage = { type: 'ready' } | { type: 'error'; message: string; code?
 const THREAD_SOURCE = `'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.betterSqlite3);
-const { filename, intervalMs, restartFrames, maxPassesPerTick, truncateWhenIdleMs } = workerData;
+const { filename, intervalMs, restartFrames, truncateWhenIdleMs } = workerData;
 let db;
 let timer;
 let lastLog = -1;
@@ -98,8 +94,9 @@ const fail = (error) => {
 const checkpoint = (mode) => db.pragma('wal_checkpoint(' + mode + ')')[0];
 const tick = () => {
   try {
+    const started = Date.now();
     let result = checkpoint('PASSIVE');
-    for (let pass = 1; pass < maxPassesPerTick && result.busy === 0 && result.log >= restartFrames; pass++) {
+    while (result.busy === 0 && result.log >= restartFrames && Date.now() - started < intervalMs) {
       const next = checkpoint('PASSIVE');
       const settled = next.log <= result.log;
       result = next;
@@ -140,7 +137,6 @@ export async function startSqliteCheckpointer(filename: string, options: SqliteC
     filename,
     intervalMs: options.intervalMs ?? DEFAULT_INTERVAL_MS,
     restartFrames: options.restartFrames ?? DEFAULT_RESTART_FRAMES,
-    maxPassesPerTick: options.maxPassesPerTick ?? DEFAULT_MAX_PASSES_PER_TICK,
     truncateWhenIdleMs: options.truncateWhenIdleMs ?? DEFAULT_TRUNCATE_WHEN_IDLE_MS,
   };
   const worker = new Worker(THREAD_SOURCE, { eval: true, workerData, name: 'sqlite-checkpointer' });
