@@ -51,6 +51,8 @@ export interface SqliteCheckpointer {
 const DEFAULT_INTERVAL_MS = 250;
 const DEFAULT_RESTART_FRAMES = 2_000;
 const DEFAULT_TRUNCATE_WHEN_IDLE_MS = 5_000;
+/** How long a pass that found nothing new waits for a transaction begun before it to commit. */
+const SETTLE_MS = 2;
 /** A thread that does not end after being told to is terminated (a checkpoint in progress finishes first). */
 const STOP_GRACE_MS = 10_000;
 
@@ -59,6 +61,7 @@ interface ThreadData {
   filename: string;
   intervalMs: number;
   restartFrames: number;
+  settleMs: number;
   truncateWhenIdleMs: number;
 }
 
@@ -71,15 +74,19 @@ type ThreadMessage = { type: 'ready' } | { type: 'error'; message: string; code?
  * not take its locks at once), `log` (the frames in the WAL when the checkpoint began) and
  * `checkpointed` (of those, the frames now in the database). Frames committed during a pass are in
  * neither count, so a pass is known to have left nothing behind only when the next pass finds no
- * more frames than it did (or fewer: a writer has started the WAL over).
+ * more frames than it did (or fewer: a writer has started the WAL over). Even then a transaction
+ * that began before the WAL was all copied will append instead of starting it over when it
+ * commits; so the thread waits `settleMs` and looks once more: fewer frames (started over) or the
+ * same (no writer yet, and the next one will start it over) end the tick, more start the passes again.
  */
 const THREAD_SOURCE = `'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.betterSqlite3);
-const { filename, intervalMs, restartFrames, truncateWhenIdleMs } = workerData;
+const { filename, intervalMs, restartFrames, settleMs, truncateWhenIdleMs } = workerData;
 let db;
 let timer;
 let lastLog = -1;
+const pause = new Int32Array(new SharedArrayBuffer(4));
 let idleSince = Date.now();
 const finish = () => {
   if (timer !== undefined) clearInterval(timer);
@@ -96,11 +103,14 @@ const tick = () => {
   try {
     const started = Date.now();
     let result = checkpoint('PASSIVE');
+    let quiet = 0;
     while (result.busy === 0 && result.log >= restartFrames && Date.now() - started < intervalMs) {
       const next = checkpoint('PASSIVE');
-      const settled = next.log <= result.log;
+      const restarted = next.log < result.log;
+      quiet = next.log === result.log ? quiet + 1 : 0;
       result = next;
-      if (settled) break;
+      if (restarted || quiet === 2) break;
+      if (quiet === 1) Atomics.wait(pause, 0, 0, settleMs);
     }
     const now = Date.now();
     if (result.log !== lastLog) idleSince = now;
@@ -137,6 +147,7 @@ export async function startSqliteCheckpointer(filename: string, options: SqliteC
     filename,
     intervalMs: options.intervalMs ?? DEFAULT_INTERVAL_MS,
     restartFrames: options.restartFrames ?? DEFAULT_RESTART_FRAMES,
+    settleMs: SETTLE_MS,
     truncateWhenIdleMs: options.truncateWhenIdleMs ?? DEFAULT_TRUNCATE_WHEN_IDLE_MS,
   };
   const worker = new Worker(THREAD_SOURCE, { eval: true, workerData, name: 'sqlite-checkpointer' });
