@@ -40,7 +40,15 @@ export async function runServe(options: ServeOptions, env: Env = process.env): P
   const config = loadConfig(env[ENV.config]);
   // Likewise the OTEL_* values, before a worker could fail on them (and be replaced, and fail…).
   tracingSettings(env);
-  const store = await openStore(databaseUrl(env), { migrate: options.migrate });
+  // This store, the one process-wide store of `serve` (of the primary with --workers N), runs the
+  // SQLite WAL checkpoints in a thread of their own; the serving stores' COMMITs then never do
+  // (startServerProcess opens them with `elsewhere`). One thread per database is enough, and the
+  // primary's outlives any worker's restart.
+  const store = await openStore(databaseUrl(env), {
+    migrate: options.migrate,
+    walCheckpoints: 'thread',
+    onCheckpointError: (error) => logger.warn({ err: error }, 'the WAL checkpoint thread stopped; commits checkpoint SQLite again (past 10,000 pages)'),
+  });
   const demo = wantsDemoAccount(options, env) ? (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }))?.secret : undefined;
   const { host, port } = listenAddress(env);
   // Several instances without a shared limit store would each admit a full window: refuse that.

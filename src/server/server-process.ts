@@ -61,7 +61,12 @@ export async function startServerProcess(env: Env, options: { migrate: boolean; 
   const { host, port } = listenAddress(env);
   const separateAdminPort = adminPort(env);
   const metrics = createMetrics();
-  const store = await openStore(databaseUrl(env), { migrate: options.migrate, onHoldCommit: (operations) => metrics.holdCommits.observe(operations) });
+  // `serve` runs SQLite's WAL checkpoints in a thread of its own store (serve.ts), not in these COMMITs.
+  const store = await openStore(databaseUrl(env), {
+    migrate: options.migrate,
+    walCheckpoints: 'elsewhere',
+    onHoldCommit: (operations) => metrics.holdCommits.observe(operations),
+  });
   const limits = await setUpLimits(env, config, { clusterWorker: options.clusterWorker, logger, metrics });
   // A worker's /metrics answers the sum of every worker's registry, collected by the primary.
   const scrapeMetrics = options.clusterWorker ? clusterMetricsScraper(metrics.registry) : undefined;

@@ -9,13 +9,14 @@ import { dirname, resolve } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Transact } from './hold-queries.js';
-import { KyselyStore } from './kysely-store.js';
+import { KyselyStore, type KyselyStoreParts } from './kysely-store.js';
 import { migrateSqliteFile, migrateToLatest } from './migrations/migrate.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createPostgresHoldBatchCommit } from './postgres-hold-batch.js';
 import { createSqliteRequestLogAppend } from './request-log-queries.js';
 import { createSqliteHoldBatchCommit } from './sqlite-hold-statements.js';
+import { startSqliteCheckpointer, type SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { openSqliteConnection, sqliteImmediateTransaction } from './sqlite-database.js';
 
 export interface OpenStoreOptions {
@@ -25,6 +26,18 @@ export interface OpenStoreOptions {
   now?: () => Date;
   /** Told the size of every committed batch of holds, settlements and checkpoints (a metric, tests). */
   onHoldCommit?: (operations: number) => void;
+  /**
+   * Who checkpoints a SQLite file's WAL (`:memory:` and PostgreSQL have none to checkpoint):
+   * - `commit` (the default): SQLite itself, inside the COMMIT that takes the WAL past 1,000 pages,
+   *   on the event loop; right for the CLI and tests, which write little.
+   * - `thread`: a thread that this store starts and `close()` stops (sqlite-checkpointer.ts); this
+   *   store's COMMITs keep SQLite's own checkpoint only as a far safety net.
+   * - `elsewhere`: another store on the same file runs the thread (`serve`'s own, server/serve.ts);
+   *   this store's COMMITs keep only the safety net.
+   */
+  walCheckpoints?: 'commit' | 'thread' | 'elsewhere';
+  /** Told if the checkpoint thread fails once started (it has stopped; the safety net is left). */
+  onCheckpointError?: (error: Error) => void;
 }
 
 const MEMORY_PATH = ':memory:';
@@ -53,7 +66,7 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
   const location = parseDatabaseUrl(databaseUrl);
   const now = options.now ?? (() => new Date());
   const onHoldCommit = options.onHoldCommit;
-  const store = location.engine === 'sqlite' ? openSqliteStore(location.filename, now, onHoldCommit) : openPostgresStore(location.connectionString, now, onHoldCommit);
+  const store = location.engine === 'sqlite' ? await openSqliteStore(location.filename, now, options) : openPostgresStore(location.connectionString, now, onHoldCommit);
   if (options.migrate ?? true) {
     try {
       await store.migrate();
@@ -65,20 +78,51 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
   return store;
 }
 
-function openSqliteStore(filename: string, now: () => Date, onHoldCommit: OpenStoreOptions['onHoldCommit']): KyselyStore {
-  if (filename !== MEMORY_PATH) mkdirSync(dirname(filename), { recursive: true });
-  const connection = openSqliteConnection(filename);
+async function openSqliteStore(filename: string, now: () => Date, options: OpenStoreOptions): Promise<KyselyStore> {
+  const file = filename !== MEMORY_PATH;
+  if (file) mkdirSync(dirname(filename), { recursive: true });
+  const walCheckpoints = file ? (options.walCheckpoints ?? 'commit') : 'commit';
+  const connection = openSqliteConnection(filename, { backgroundCheckpoints: walCheckpoints !== 'commit' });
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
   const transact: Transact = (work) => sqliteImmediateTransaction(db, work);
   // An in-memory database is private to this connection, so there is no one to lock out.
-  const migrate = filename === MEMORY_PATH ? () => migrateToLatest(db, 'sqlite') : () => migrateSqliteFile(filename);
+  const migrate = file ? () => migrateSqliteFile(filename) : () => migrateToLatest(db, 'sqlite');
   // A store closed before its first query would otherwise leave the connection open (and usable).
   const afterClose = () => {
     if (connection.open) connection.close();
   };
   const commitHoldOperations = createSqliteHoldBatchCommit(db, connection);
   const sqlite = { commit: commitHoldOperations, appendRequestLog: createSqliteRequestLogAppend(db, connection) };
-  return new KyselyStore({ db, engine: 'sqlite', transact, migrate, now, afterClose, commitHoldOperations, onHoldCommit, sqlite });
+  const parts: KyselyStoreParts = { db, engine: 'sqlite', transact, migrate, now, afterClose, commitHoldOperations, onHoldCommit: options.onHoldCommit, sqlite };
+  if (walCheckpoints !== 'thread') return new KyselyStore(parts);
+  // The file exists and is in WAL mode now that this connection has opened it.
+  const checkpointer = await startSqliteCheckpointer(filename, {
+    onError: options.onCheckpointError ?? ((error) => process.emitWarning(error.message, { code: 'TOLLGATE_WAL_CHECKPOINTER' })),
+  }).catch((error: unknown) => {
+    connection.close();
+    throw error;
+  });
+  return new CheckpointedSqliteStore(parts, checkpointer);
+}
+
+/** A SQLite file store with a WAL checkpoint thread, which its `close()` stops and waits for. */
+class CheckpointedSqliteStore extends KyselyStore {
+  constructor(
+    parts: KyselyStoreParts,
+    private readonly checkpointer: SqliteCheckpointer,
+  ) {
+    super(parts);
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      // After the store's connection: the thread's is then the last one, whose close checkpoints
+      // what is left and removes the WAL file, off the event loop.
+      await this.checkpointer.stop();
+    }
+  }
 }
 
 function openPostgresStore(connectionString: string, now: () => Date, onHoldCommit: OpenStoreOptions['onHoldCommit']): KyselyStore {
