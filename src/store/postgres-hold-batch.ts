@@ -13,15 +13,13 @@
  *
  * The store commits batches pipelined (pipelined-group-commit.ts): a batch's transaction commits
  * with `synchronous_commit = off`, which releases its row locks without waiting for the disk, and
- * then a flush makes it durable before any of its operations resolves. The flush is a transaction
- * of its own that commits synchronously (it takes a transaction id, so it has a commit record to
- * flush): PostgreSQL's WAL is one sequence, so flushing it past that record flushes every commit
- * before it, the batch's included. Meanwhile the next batch already runs; PostgreSQL merges the
- * flushes that overlap into one write.
+ * then a flush (postgres-flush.ts) makes it durable before any of its operations resolves;
+ * meanwhile the next batch already runs.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Outcome } from './group-commit.js';
 import type { CommittedBatch } from './pipelined-group-commit.js';
+import { createDurableFlush, type DurableFlush } from './postgres-flush.js';
 import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
 import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
 import type { Database } from './schema.js';
@@ -56,8 +54,10 @@ export function createPostgresHoldBatchCommit(db: Kysely<Database>): HoldBatchCo
 }
 
 /** Applies and commits a batch without waiting for the disk; `durable` says when it is on it. */
-export function createPostgresPipelinedHoldBatchCommit(db: Kysely<Database>): (operations: readonly HoldOperation[]) => Promise<CommittedBatch<boolean>> {
-  const flush = coalescedFlush(db);
+export function createPostgresPipelinedHoldBatchCommit(
+  db: Kysely<Database>,
+  flush: DurableFlush = createDurableFlush(db),
+): (operations: readonly HoldOperation[]) => Promise<CommittedBatch<boolean>> {
   return async (operations) => {
     const payload = JSON.stringify(operations.map(encode));
     let outcomes: Array<Outcome<boolean>>;
@@ -71,48 +71,14 @@ export function createPostgresPipelinedHoldBatchCommit(db: Kysely<Database>): (o
   };
 }
 
-/**
- * `flush()` resolves once every transaction committed before the call is durable. One flush runs
- * at a time: a call made while one runs waits for the next, which starts when that one ends and
- * covers every commit made meanwhile (the same group commit, one level down).
- */
-function coalescedFlush(db: Kysely<Database>): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  let next: Promise<void> | undefined;
-  const start = (): Promise<void> => {
-    const flush = flushCommitted(db).finally(() => {
-      if (running === flush) running = undefined;
-    });
-    running = flush;
-    return flush;
-  };
-  return () => {
-    if (running === undefined) return start();
-    next ??= running
-      .catch(() => undefined)
-      .then(() => {
-        next = undefined;
-        return start();
-      });
-    return next;
-  };
-}
-
-/**
- * Resolves once every transaction committed before the call is durable: a transaction that takes
- * an id and commits synchronously, so its commit record, and the WAL before it, is flushed.
- */
-async function flushCommitted(db: Kysely<Database>): Promise<void> {
-  await sql`select pg_current_xact_id()`.execute(db);
-}
-
 async function apply(db: Kysely<Database>, payload: string, isolate: boolean): Promise<unknown> {
   // Local to this statement's transaction: its commit does not wait for the disk (see above).
   const result = await sql<{ outcomes: unknown }>`select set_config('synchronous_commit', 'off', true), tollgate_apply_hold_operations(${payload}::jsonb, ${isolate}) as outcomes`.execute(db);
   return result.rows[0]?.outcomes;
 }
 
-function isOperationError(error: unknown): boolean {
+/** Whether `error` is one that one operation's data can cause (so retrying the others alone helps). */
+export function isOperationError(error: unknown): boolean {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   return typeof code === 'string' && OPERATION_ERROR.test(code);
 }

@@ -1,31 +1,41 @@
 /**
- * The Store on PostgreSQL: KyselyStore's queries, with the request path's writes pipelined
- * (pipelined-group-commit.ts). Opens, settles and checkpoints go to `tollgate_apply_hold_operations`
- * as on the plain group commit, but a batch's row locks are released at its commit and its flush
- * overlaps the next batch (postgres-hold-batch.ts); every operation still resolves only once it
- * is durable. Built by open-store.ts.
+ * The Store on PostgreSQL: KyselyStore's queries, with the request path's writes group-committed
+ * and pipelined (pipelined-group-commit.ts). Opens, settles and checkpoints go to
+ * `tollgate_apply_hold_operations` (postgres-hold-batch.ts), stored responses to one INSERT per
+ * batch (postgres-response-batch.ts); a batch's row locks are released at its commit and its flush
+ * (postgres-flush.ts, shared by both) overlaps the next batch; every operation still resolves only
+ * once it is durable. Built by open-store.ts.
  */
-import type { Kysely } from 'kysely';
 import { checkpointOperation, MAX_HOLD_BATCH_SIZE, openOperation, settleOperation, type HoldOperation } from './hold-operations.js';
 import { KyselyStore, type KyselyStoreParts } from './kysely-store.js';
 import { PipelinedGroupCommit } from './pipelined-group-commit.js';
+import { createDurableFlush } from './postgres-flush.js';
 import { createPostgresPipelinedHoldBatchCommit } from './postgres-hold-batch.js';
-import type { Database } from './schema.js';
-import type { Charge, HoldCheckpoint, NewHold } from './store.js';
+import { createPostgresResponseBatchCommit, responseSave, type ResponseSave } from './postgres-response-batch.js';
+import type { Charge, HoldCheckpoint, NewHold, StoredResponse } from './store.js';
+
+/** Stored responses are whole answers: fewer per INSERT than hold operations. */
+const MAX_RESPONSE_BATCH_SIZE = 64;
 
 export type PostgresStoreParts = Omit<KyselyStoreParts, 'engine'>;
 
 export class PostgresStore extends KyselyStore {
   private readonly clock: () => Date;
   private readonly holdPipeline: PipelinedGroupCommit<HoldOperation, boolean>;
+  private readonly responsePipeline: PipelinedGroupCommit<ResponseSave, void>;
 
-  constructor(parts: PostgresStoreParts & { db: Kysely<Database> }) {
+  constructor(parts: PostgresStoreParts) {
     super({ ...parts, engine: 'postgres' });
     this.clock = parts.now;
+    const flush = createDurableFlush(parts.db);
     this.holdPipeline = new PipelinedGroupCommit({
-      commit: createPostgresPipelinedHoldBatchCommit(parts.db),
+      commit: createPostgresPipelinedHoldBatchCommit(parts.db, flush),
       maxBatchSize: MAX_HOLD_BATCH_SIZE,
       onCommit: parts.onHoldCommit,
+    });
+    this.responsePipeline = new PipelinedGroupCommit({
+      commit: createPostgresResponseBatchCommit(parts.db, flush),
+      maxBatchSize: MAX_RESPONSE_BATCH_SIZE,
     });
   }
 
@@ -42,9 +52,13 @@ export class PostgresStore extends KyselyStore {
     if (checkpoints.length > 0) await this.holdPipeline.submit(operation);
   }
 
+  override async saveResponse(response: StoredResponse): Promise<void> {
+    await this.responsePipeline.submit(responseSave(response));
+  }
+
   override async close(): Promise<void> {
     // What requests queued is written, and flushed, before the connections go.
-    await this.holdPipeline.close();
+    await Promise.all([this.holdPipeline.close(), this.responsePipeline.close()]);
     await super.close();
   }
 }
