@@ -46,7 +46,7 @@ export async function setUpLimits(env: Env, config: ConfigFile, options: { clust
   }
   // Once per outage per client (see createRedisClient), and without the stack: it is a network error.
   const onError = (error: unknown) => options.logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'redis connection problem');
-  const client = createRedisClient(redisUrl, { onError });
+  const client = createRedisClient(redisUrl, { onError, autoPipelining: true });
   if (!(await waitForRedis(client, 2_000))) options.logger.warn(`Redis at ${redactUrl(redisUrl)} is not reachable yet; ${meanwhile(policy, true)} until it is`);
   const limiter = createRedisLimiter(client, { onFailure: policy, ...failureReports });
   const publisher = createRedisClient(redisUrl, { onError });

@@ -14,6 +14,7 @@ import { migrateSqliteFile, migrateToLatest } from './migrations/migrate.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createPostgresHoldBatchCommit } from './postgres-hold-batch.js';
+import { PostgresStore } from './postgres-store.js';
 import { createSqliteRequestLogAppend } from './request-log-queries.js';
 import { createSqliteHoldBatchCommit } from './sqlite-hold-statements.js';
 import { startSqliteCheckpointer, type SqliteCheckpointer } from './sqlite-checkpointer.js';
@@ -146,8 +147,9 @@ function openPostgresStore(connectionString: string, now: () => Date, onHoldComm
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const transact: Transact = (work) => db.transaction().execute(work);
+  // PostgresStore pipelines the hold batches itself; this plain form of the same commit is KyselyStore's.
   const commitHoldOperations = createPostgresHoldBatchCommit(db);
-  return new KyselyStore({ db, engine: 'postgres', transact, migrate: () => migrateToLatest(db, 'postgres'), now, commitHoldOperations, onHoldCommit });
+  return new PostgresStore({ db, transact, migrate: () => migrateToLatest(db, 'postgres'), now, commitHoldOperations, onHoldCommit });
 }
 
 function redactPassword(databaseUrl: string): string {

@@ -1,17 +1,25 @@
 /**
  * The request path's money operations on PostgreSQL, group-committed (group-commit.ts): a batch
- * is one call of `tollgate_apply_hold_operations` (migration 0008), so one round trip and one
+ * is one call of `tollgate_apply_hold_operations` (migration 0011, which decides like migration
+ * 0008's operation-by-operation function and writes per batch), so one round trip and one
  * transaction for everything that arrived together. The function locks the rows it will touch in
- * one global order first, so concurrent instances never deadlock, and each operation's guarded
- * UPDATE decides it exactly as its own transaction did: no instance can overspend.
+ * one global order first, so concurrent instances never deadlock, and each operation's guard
+ * decides it exactly as its own transaction did: no instance can overspend.
  *
  * Operations run without subtransactions, because a subtransaction that updates a row its parent
  * has locked costs PostgreSQL a multixact each (three times the database CPU per request,
  * measured). When one operation fails the whole call (a constraint, a deadlock), the batch is sent
  * again with each operation in its own subtransaction, so that only the bad one fails.
+ *
+ * The store commits batches pipelined (pipelined-group-commit.ts): a batch's transaction commits
+ * with `synchronous_commit = off`, which releases its row locks without waiting for the disk, and
+ * then a flush (postgres-flush.ts) makes it durable before any of its operations resolves;
+ * meanwhile the next batch already runs.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Outcome } from './group-commit.js';
+import type { CommittedBatch } from './pipelined-group-commit.js';
+import { createDurableFlush, type DurableFlush } from './postgres-flush.js';
 import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
 import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
 import type { Database } from './schema.js';
@@ -35,29 +43,47 @@ export class HoldOperationError extends Error {
  */
 const OPERATION_ERROR = /^(22|23|40|P0)[0-9A-Z]{3}$/;
 
+/** Applies a batch and waits for its commit to be durable (the plain group commit's form). */
 export function createPostgresHoldBatchCommit(db: Kysely<Database>): HoldBatchCommit {
+  const commit = createPostgresPipelinedHoldBatchCommit(db);
+  return async (operations) => {
+    const { outcomes, durable } = await commit(operations);
+    await durable;
+    return outcomes;
+  };
+}
+
+/** Applies and commits a batch without waiting for the disk; `durable` says when it is on it. */
+export function createPostgresPipelinedHoldBatchCommit(
+  db: Kysely<Database>,
+  flush: DurableFlush = createDurableFlush(db),
+): (operations: readonly HoldOperation[]) => Promise<CommittedBatch<boolean>> {
   return async (operations) => {
     const payload = JSON.stringify(operations.map(encode));
+    let outcomes: Array<Outcome<boolean>>;
     try {
-      return decode(await apply(db, payload, false), operations);
+      outcomes = decode(await apply(db, payload, false), operations);
     } catch (error) {
       if (!isOperationError(error)) throw error;
-      return decode(await apply(db, payload, true), operations);
+      outcomes = decode(await apply(db, payload, true), operations);
     }
+    return { outcomes, durable: flush() };
   };
 }
 
 async function apply(db: Kysely<Database>, payload: string, isolate: boolean): Promise<unknown> {
-  const result = await sql<{ outcomes: unknown }>`select tollgate_apply_hold_operations(${payload}::jsonb, ${isolate}) as outcomes`.execute(db);
+  // Local to this statement's transaction: its commit does not wait for the disk (see above).
+  const result = await sql<{ outcomes: unknown }>`select set_config('synchronous_commit', 'off', true), tollgate_apply_hold_operations(${payload}::jsonb, ${isolate}) as outcomes`.execute(db);
   return result.rows[0]?.outcomes;
 }
 
-function isOperationError(error: unknown): boolean {
+/** Whether `error` is one that one operation's data can cause (so retrying the others alone helps). */
+export function isOperationError(error: unknown): boolean {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   return typeof code === 'string' && OPERATION_ERROR.test(code);
 }
 
-/** The jsonb form the functions of migration 0008 read; 64-bit amounts as decimal strings. */
+/** The jsonb form the functions of migrations 0008 and 0011 read; 64-bit amounts as decimal strings. */
 function encode(operation: HoldOperation): Record<string, unknown> {
   switch (operation.kind) {
     case 'open': {

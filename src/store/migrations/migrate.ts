@@ -22,6 +22,7 @@ import { requestLogMigration } from './0007-request-log.js';
 import { holdBatchesMigration } from './0008-hold-batches.js';
 import { alertsMigration } from './0009-alerts.js';
 import { consoleSessionsMigration } from './0010-console-sessions.js';
+import { setBasedHoldBatchesMigration } from './0011-set-based-hold-batches.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -36,6 +37,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0008-hold-batches': holdBatchesMigration(engine),
     '0009-alerts': alertsMigration(engine),
     '0010-console-sessions': consoleSessionsMigration(),
+    '0011-set-based-hold-batches': setBasedHoldBatchesMigration(engine),
   };
 }
 

@@ -1,0 +1,116 @@
+/**
+ * Stored responses on PostgreSQL, group-committed like the holds (postgres-store.ts): the saves of
+ * many requests go in one INSERT, one transaction that commits without waiting for the disk, then
+ * the shared flush (postgres-flush.ts) before any save resolves, so a save is durable when it
+ * resolves, as a save of its own was. Each save keeps its own result: one whose id belongs to
+ * another account is not written (the same guard as response-queries.ts) and rejects alone.
+ *
+ * Saves of one id in one batch (an upstream that reuses ids) are written once, as the last of them:
+ * one after the other they would have left the same row. When they come from different accounts,
+ * or the INSERT fails as a whole for a save's data (an unknown account), every save of the batch
+ * is written on its own instead, in order, so only the bad one fails. A database that cannot be
+ * reached fails the whole batch.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Outcome } from './group-commit.js';
+import type { CommittedBatch } from './pipelined-group-commit.js';
+import type { DurableFlush } from './postgres-flush.js';
+import { isOperationError } from './postgres-hold-batch.js';
+import { saveResponse } from './response-queries.js';
+import { toEpochMilliseconds } from './row-decoding.js';
+import type { Database } from './schema.js';
+import type { StoredResponse } from './store.js';
+
+/** A save checked and encoded before it is queued, so a bad one fails its own call only. */
+export interface ResponseSave {
+  stored: StoredResponse;
+  row: { id: string; accountId: string; response: string; inputItems: string; createdAt: number };
+}
+
+/** Checks `stored` as response-queries.ts's saveResponse does, and encodes its row. */
+export function responseSave(stored: StoredResponse): ResponseSave {
+  if (!isPlainObject(stored.response)) throw new TypeError('response must be a JSON object');
+  if (!Array.isArray(stored.inputItems) || !stored.inputItems.every(isPlainObject)) throw new TypeError('inputItems must be an array of JSON objects');
+  return {
+    stored,
+    row: {
+      id: stored.id,
+      accountId: stored.accountId,
+      response: encodeJson(stored.response, 'response'),
+      inputItems: encodeJson(stored.inputItems, 'inputItems'),
+      createdAt: toEpochMilliseconds(stored.createdAt, 'createdAt'),
+    },
+  };
+}
+
+export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: DurableFlush): (saves: readonly ResponseSave[]) => Promise<CommittedBatch<void>> {
+  return async (saves) => {
+    let written: Set<string> | undefined;
+    const last = lastSaveOfEachId(saves);
+    if (last !== undefined) {
+      try {
+        written = await insertAll(db, last);
+      } catch (error) {
+        // A database that cannot be reached fails every save of the batch, as it would each alone.
+        if (!isOperationError(error)) throw error;
+      }
+    }
+    if (written === undefined) {
+      // Each on its own and in order (a later save of an id replaces an earlier one), with a
+      // commit that waits for the disk: the rare path stays the plain one.
+      const outcomes: Array<Outcome<void>> = [];
+      for (const save of saves) {
+        try {
+          await saveResponse(db, save.stored);
+          outcomes.push({ ok: true, value: undefined });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
+        }
+      }
+      return { outcomes, durable: Promise.resolve() };
+    }
+    const writtenIds = written;
+    const outcomes = saves.map(({ row }): Outcome<void> =>
+      writtenIds.has(row.id) ? { ok: true, value: undefined } : { ok: false, error: new Error(`response id ${JSON.stringify(row.id)} belongs to another account`) },
+    );
+    return { outcomes, durable: flush() };
+  };
+}
+
+/** The last save of each id, in order; undefined when one id comes from two accounts. */
+function lastSaveOfEachId(saves: readonly ResponseSave[]): ResponseSave[] | undefined {
+  const byId = new Map<string, ResponseSave>();
+  for (const save of saves) {
+    const earlier = byId.get(save.row.id);
+    if (earlier !== undefined && earlier.row.accountId !== save.row.accountId) return undefined;
+    // Deleted first, so that the id takes the place of its last save in the order.
+    byId.delete(save.row.id);
+    byId.set(save.row.id, save);
+  }
+  return [...byId.values()];
+}
+
+/** The ids written (inserted, or replaced for the same account). */
+async function insertAll(db: Kysely<Database>, saves: readonly ResponseSave[]): Promise<Set<string>> {
+  const values = sql.join(saves.map(({ row }) => sql`(${row.id}, ${row.accountId}, ${row.response}, ${row.inputItems}, ${row.createdAt}::bigint)`));
+  // The one-row subquery makes this statement's transaction commit without waiting for the disk.
+  const result = await sql<{ id: string }>`
+    insert into responses (id, account_id, response, input_items, created_at)
+    select saved.id, saved.account_id, saved.response, saved.input_items, saved.created_at
+      from (select set_config('synchronous_commit', 'off', true)) as commit_without_waiting,
+           (values ${values}) as saved (id, account_id, response, input_items, created_at)
+    on conflict (id) do update set response = excluded.response, input_items = excluded.input_items, created_at = excluded.created_at
+     where responses.account_id = excluded.account_id
+    returning id`.execute(db);
+  return new Set(result.rows.map((row) => row.id));
+}
+
+function encodeJson(value: unknown, field: string): string {
+  const text = JSON.stringify(value);
+  if (typeof text !== 'string') throw new TypeError(`${field} is not JSON`);
+  return text;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
