@@ -16,31 +16,19 @@ import type { Outcome } from './group-commit.js';
 import type { CommittedBatch } from './pipelined-group-commit.js';
 import type { DurableFlush } from './postgres-flush.js';
 import { isOperationError } from './postgres-hold-batch.js';
-import { saveResponse } from './response-queries.js';
-import { toEpochMilliseconds } from './row-decoding.js';
+import { responseOfAnotherAccount, responseRow, saveResponse, type ResponseRowValues } from './response-queries.js';
 import type { Database } from './schema.js';
 import type { StoredResponse } from './store.js';
 
 /** A save checked and encoded before it is queued, so a bad one fails its own call only. */
 export interface ResponseSave {
   stored: StoredResponse;
-  row: { id: string; accountId: string; response: string; inputItems: string; createdAt: number };
+  row: ResponseRowValues;
 }
 
-/** Checks `stored` as response-queries.ts's saveResponse does, and encodes its row. */
+/** Checks and encodes `stored` with the one row encoder of response-queries.ts. */
 export function responseSave(stored: StoredResponse): ResponseSave {
-  if (!isPlainObject(stored.response)) throw new TypeError('response must be a JSON object');
-  if (!Array.isArray(stored.inputItems) || !stored.inputItems.every(isPlainObject)) throw new TypeError('inputItems must be an array of JSON objects');
-  return {
-    stored,
-    row: {
-      id: stored.id,
-      accountId: stored.accountId,
-      response: encodeJson(stored.response, 'response'),
-      inputItems: encodeJson(stored.inputItems, 'inputItems'),
-      createdAt: toEpochMilliseconds(stored.createdAt, 'createdAt'),
-    },
-  };
+  return { stored, row: responseRow(stored) };
 }
 
 export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: DurableFlush): (saves: readonly ResponseSave[]) => Promise<CommittedBatch<void>> {
@@ -71,7 +59,7 @@ export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: D
     }
     const writtenIds = written;
     const outcomes = saves.map(({ row }): Outcome<void> =>
-      writtenIds.has(row.id) ? { ok: true, value: undefined } : { ok: false, error: new Error(`response id ${JSON.stringify(row.id)} belongs to another account`) },
+      writtenIds.has(row.id) ? { ok: true, value: undefined } : { ok: false, error: responseOfAnotherAccount(row.id) },
     );
     return { outcomes, durable: flush() };
   };
@@ -82,7 +70,7 @@ function lastSaveOfEachId(saves: readonly ResponseSave[]): ResponseSave[] | unde
   const byId = new Map<string, ResponseSave>();
   for (const save of saves) {
     const earlier = byId.get(save.row.id);
-    if (earlier !== undefined && earlier.row.accountId !== save.row.accountId) return undefined;
+    if (earlier !== undefined && earlier.row.account_id !== save.row.account_id) return undefined;
     // Deleted first, so that the id takes the place of its last save in the order.
     byId.delete(save.row.id);
     byId.set(save.row.id, save);
@@ -92,7 +80,7 @@ function lastSaveOfEachId(saves: readonly ResponseSave[]): ResponseSave[] | unde
 
 /** The ids written (inserted, or replaced for the same account). */
 async function insertAll(db: Kysely<Database>, saves: readonly ResponseSave[]): Promise<Set<string>> {
-  const values = sql.join(saves.map(({ row }) => sql`(${row.id}, ${row.accountId}, ${row.response}, ${row.inputItems}, ${row.createdAt}::bigint)`));
+  const values = sql.join(saves.map(({ row }) => sql`(${row.id}, ${row.account_id}, ${row.response}, ${row.input_items}, ${row.created_at}::bigint)`));
   // The one-row subquery makes this statement's transaction commit without waiting for the disk.
   const result = await sql<{ id: string }>`
     insert into responses (id, account_id, response, input_items, created_at)
@@ -103,14 +91,4 @@ async function insertAll(db: Kysely<Database>, saves: readonly ResponseSave[]): 
      where responses.account_id = excluded.account_id
     returning id`.execute(db);
   return new Set(result.rows.map((row) => row.id));
-}
-
-function encodeJson(value: unknown, field: string): string {
-  const text = JSON.stringify(value);
-  if (typeof text !== 'string') throw new TypeError(`${field} is not JSON`);
-  return text;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
