@@ -5,10 +5,11 @@
  * stream, and a failure after the first frame is told in the client's protocol from the error
  * catalogue (stream-failures.ts), the same on both kinds of route.
  */
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { UsageMeter } from '../billing/usage-meter.js';
 import type { GatewayError } from '../errors/gateway-error.js';
-import type { PassthroughFailure, PassthroughFrame } from '../providers/provider.js';
+import type { FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames } from '../providers/provider.js';
 import type { OpenedAnswer } from '../routing/router.js';
 import type { AnswerLifecycle } from './answer-lifecycle.js';
 import { SseWriter } from './sse-writer.js';
@@ -43,13 +44,15 @@ export async function deliverStream(reply: FastifyReply, opened: OpenedAnswer<tr
   reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache');
   reply.hijack();
   const response = reply.raw;
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) response.setHeader(name, value);
-  response.writeHead(200);
+  // Given to writeHead alone, the headers are not kept on the response once they are written.
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
+  response.writeHead(200, headers);
   const writer = new SseWriter(response, () => parts.lifecycle.firstByte());
   const streamClosed = parts.lifecycle.streamOpened();
   let ended = false;
   try {
-    ended = opened.kind === 'passthrough' ? await relayFrames(opened.result.frames, writer, parts) : await encodeEvents(opened, writer, parts);
+    ended = opened.kind === 'passthrough' ? await new PassthroughRelay(opened.result.frames, writer, parts).run() : await encodeEvents(opened, writer, parts);
   } catch (error) {
     reply.log.error({ err: error }, 'delivering the stream failed');
   } finally {
@@ -63,38 +66,96 @@ export async function deliverStream(reply: FastifyReply, opened: OpenedAnswer<tr
 }
 
 /**
- * A pass-through's frames, as they are. Returns whether the stream was ended in its protocol.
- * After the last frame the rest of the upstream's body is still read (and dropped), so that its
- * connection can be used again.
+ * A pass-through's frames, as they are: the sink its reader hands them to, from the upstream body's
+ * own `data` events (one loop per stream, no promise per frame). The bill is settled before the
+ * frame that ends the answer goes out; while it is, and while the client's socket is full, the
+ * upstream is not read. After that frame the rest of the upstream's body is still read (and
+ * dropped), so that its connection can be used again. `run` resolves once the body is over, with
+ * whether the stream was ended in its protocol.
  */
-async function relayFrames(frames: AsyncIterable<PassthroughFrame>, writer: SseWriter, parts: StreamParts): Promise<boolean> {
-  const { lifecycle, meter, keep } = parts;
-  let ended = false;
-  try {
-    for await (const frame of frames) {
-      if (ended) continue;
-      for (const event of frame.events) meter.observe(event);
-      if (lifecycle.aborted) return false;
-      if (frame.failure !== undefined) {
-        await endWithPassthroughFailure(writer, parts, upstreamFailure(frame.failure.message), frame.failure);
-        ended = true;
-      } else if (frame.last === true) {
-        // A failure the upstream told in its own protocol (`response.failed`) goes out as it is.
-        if (frame.events.some((event) => event.type === 'error')) lifecycle.failed('upstream_error');
-        await Promise.all([lifecycle.settle(), frame.finalResponse === undefined ? undefined : keep?.(frame.finalResponse)]);
-        writer.end(frame.sse);
-        ended = true;
-      } else {
-        writer.write(frame.sse);
-        await writer.ready();
-      }
-    }
-  } catch {
-    // Pass-through frames end with a failure frame rather than throwing; this is a safety net.
+class PassthroughRelay implements FrameSink {
+  readonly #frames: PassthroughFrames;
+  readonly #writer: SseWriter;
+  readonly #parts: StreamParts;
+  readonly #done: Promise<boolean>;
+  #resolve: (ended: boolean) => void = () => undefined;
+  /** Set by the frame that ends the answer: its settlement, then its write; true once written. */
+  #ending: Promise<boolean> | undefined;
+  /** Waiting for the client's socket to drain (the upstream is paused meanwhile). */
+  #draining = false;
+
+  constructor(frames: PassthroughFrames, writer: SseWriter, parts: StreamParts) {
+    this.#frames = frames;
+    this.#writer = writer;
+    this.#parts = parts;
+    this.#done = new Promise((resolve) => (this.#resolve = resolve));
   }
-  if (ended || lifecycle.aborted) return ended;
-  await endWithPassthroughFailure(writer, parts, upstreamFailure(THROWN_MID_STREAM), { message: THROWN_MID_STREAM });
-  return true;
+
+  run(): Promise<boolean> {
+    this.#frames.start(this);
+    return this.#done;
+  }
+
+  frame(frame: PassthroughFrame): void {
+    const { lifecycle, meter } = this.#parts;
+    for (const event of frame.events) meter.observe(event);
+    if (lifecycle.aborted) {
+      // The client is gone: stop the upstream; the handler settles on what was metered.
+      this.#frames.release();
+      this.#resolve(false);
+    } else if (frame.failure !== undefined) {
+      this.#end(endWithPassthroughFailure(this.#writer, this.#parts, upstreamFailure(frame.failure.message), frame.failure));
+    } else if (frame.last === true) {
+      this.#end(this.#endWith(frame));
+    } else {
+      this.#writer.write(frame.sse);
+      if (!this.#draining) this.#waitForDrain();
+    }
+  }
+
+  closed(): void {
+    if (this.#ending === undefined && !this.#parts.lifecycle.aborted) {
+      // Pass-through frames end with a frame that says so; this is a safety net.
+      this.#end(endWithPassthroughFailure(this.#writer, this.#parts, upstreamFailure(THROWN_MID_STREAM), { message: THROWN_MID_STREAM }));
+    }
+    if (this.#ending === undefined) this.#resolve(false);
+    else void this.#ending.then(this.#resolve);
+  }
+
+  #waitForDrain(): void {
+    const ready = this.#writer.ready();
+    if (ready === undefined) return;
+    this.#draining = true;
+    this.#frames.pause();
+    void ready.then(() => {
+      this.#draining = false;
+      this.#frames.resume();
+    });
+  }
+
+  /** The frame that ends the answer: settled (and its response stored) before it goes out. */
+  async #endWith(frame: PassthroughFrame): Promise<true> {
+    const { lifecycle, keep } = this.#parts;
+    this.#frames.pause();
+    // A failure the upstream told in its own protocol (`response.failed`) goes out as it is.
+    if (frame.events.some((event) => event.type === 'error')) lifecycle.failed('upstream_error');
+    await Promise.all([lifecycle.settle(), frame.finalResponse === undefined ? undefined : keep?.(frame.finalResponse)]);
+    this.#writer.end(frame.sse);
+    this.#frames.resume();
+    return true;
+  }
+
+  #end(ending: Promise<unknown>): void {
+    this.#ending = ending.then(
+      () => true,
+      async () => {
+        // Storing the response failed: the stream still ends in its protocol.
+        if (this.#parts.lifecycle.aborted) return false;
+        await endWithPassthroughFailure(this.#writer, this.#parts, upstreamFailure(THROWN_MID_STREAM), { message: THROWN_MID_STREAM });
+        return true;
+      },
+    );
+  }
 }
 
 async function endWithPassthroughFailure(writer: SseWriter, parts: StreamParts, error: GatewayError, failure: PassthroughFailure): Promise<void> {
