@@ -38,9 +38,9 @@ const THROWN_MID_STREAM = 'The upstream provider failed mid-stream.';
 /**
  * Writes the answer to the socket itself (the reply is hijacked: Fastify sends nothing more) and
  * resolves once the stream is over. Never rejects: once the status line is out, every failure is
- * a frame.
+ * a frame. Not an async function: a stream waits in its relay, not in a suspended frame here.
  */
-export async function deliverStream(reply: FastifyReply, opened: OpenedAnswer<true>, parts: StreamParts): Promise<void> {
+export function deliverStream(reply: FastifyReply, opened: OpenedAnswer<true>, parts: StreamParts): Promise<void> {
   reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache');
   reply.hijack();
   const response = reply.raw;
@@ -48,22 +48,29 @@ export async function deliverStream(reply: FastifyReply, opened: OpenedAnswer<tr
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
   response.writeHead(200, headers);
-  const writer = new SseWriter(response, () => parts.lifecycle.firstByte());
-  const streamClosed = parts.lifecycle.streamOpened();
-  let ended = false;
-  try {
-    ended = opened.kind === 'passthrough' ? await new PassthroughRelay(opened.result.frames, writer, parts).run() : await encodeEvents(opened, writer, parts);
-  } catch (error) {
-    reply.log.error({ err: error }, 'delivering the stream failed');
-  } finally {
-    // Cut short (client gone, or a failure above): stop the upstream; the handler settles.
+  const lifecycle = parts.lifecycle;
+  const writer = new SseWriter(response, () => lifecycle.firstByte());
+  const streamClosed = lifecycle.streamOpened();
+  const finished = (ended: boolean): void => {
+    // Cut short (client gone, or a failure): stop the upstream; the handler settles.
     if (!ended) {
-      parts.lifecycle.abort();
+      lifecycle.abort();
       writer.end();
     }
     streamClosed();
-  }
+  };
+  const delivered =
+    opened.kind === 'passthrough'
+      ? new PassthroughRelay(opened.result.frames, writer, { lifecycle, meter: parts.meter, adapter: parts.adapter, keep: parts.keep }).run()
+      : encodeEvents(opened, writer, parts);
+  return delivered.then(finished, (error: unknown) => {
+    reply.log.error({ err: error }, 'delivering the stream failed');
+    finished(false);
+  });
 }
+
+/** What a pass-through's delivery keeps while its stream runs. */
+type RelayParts = Pick<StreamParts, 'lifecycle' | 'meter' | 'adapter' | 'keep'>;
 
 /**
  * A pass-through's frames, as they are: the sink its reader hands them to, from the upstream body's
@@ -76,7 +83,7 @@ export async function deliverStream(reply: FastifyReply, opened: OpenedAnswer<tr
 class PassthroughRelay implements FrameSink {
   readonly #frames: PassthroughFrames;
   readonly #writer: SseWriter;
-  readonly #parts: StreamParts;
+  readonly #parts: RelayParts;
   readonly #done: Promise<boolean>;
   #resolve: (ended: boolean) => void = () => undefined;
   /** Set by the frame that ends the answer: its settlement, then its write; true once written. */
@@ -84,7 +91,7 @@ class PassthroughRelay implements FrameSink {
   /** Waiting for the client's socket to drain (the upstream is paused meanwhile). */
   #draining = false;
 
-  constructor(frames: PassthroughFrames, writer: SseWriter, parts: StreamParts) {
+  constructor(frames: PassthroughFrames, writer: SseWriter, parts: RelayParts) {
     this.#frames = frames;
     this.#writer = writer;
     this.#parts = parts;
@@ -158,7 +165,7 @@ class PassthroughRelay implements FrameSink {
   }
 }
 
-async function endWithPassthroughFailure(writer: SseWriter, parts: StreamParts, error: GatewayError, failure: PassthroughFailure): Promise<void> {
+async function endWithPassthroughFailure(writer: SseWriter, parts: RelayParts, error: GatewayError, failure: PassthroughFailure): Promise<void> {
   parts.lifecycle.failed(error.errorCode);
   const { sse, response } = parts.adapter.passthroughFailure(error, failure, parts.meter.usage());
   await Promise.all([parts.lifecycle.settle(), response === undefined ? undefined : parts.keep?.(response)]);

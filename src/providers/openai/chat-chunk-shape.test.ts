@@ -83,6 +83,13 @@ describe('ChunkShape', () => {
     expect(learn(twice)).toBeUndefined();
   });
 
+  it('finds a known shape for a chunk of another stream', () => {
+    const text = chunk({ id: 'chatcmpl-other', created: 1767225999, choices: [{ index: 0, delta: { content: 'Hi' }, logprobs: null, finish_reason: null }] });
+    expect(ChunkShape.find(text, undefined)).toEqual({ shape, plain: { content: 'Hi', modelText: 'gpt-4.1-mini', modelAt: text.indexOf('gpt-4.1-mini') } });
+    expect(ChunkShape.find(text, shape)).toBeUndefined();
+    expect(ChunkShape.find(chunk({ choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: 'stop' }] }), undefined)).toBeUndefined();
+  });
+
   it('keeps the whitespace of the chunk it learnt from', () => {
     const spaced = JSON.stringify(JSON.parse(chunk({})), null, 1).replaceAll('\n', '');
     const spacedShape = learnt(spaced);

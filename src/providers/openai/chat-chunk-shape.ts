@@ -32,10 +32,16 @@ const NUMBER = String.raw`-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?`;
 /** Top-level keys whose values the chunk reader reads: kept as they are in the pattern. */
 const READ_KEYS = new Set(['choices', 'usage', 'error']);
 
-/** Patterns by source: the few shapes the upstreams in use send, compiled once each. */
-const PATTERNS = new Map<string, RegExp>();
+/**
+ * The shapes learnt so far, most recently used first: the few layouts the upstreams in use send.
+ * Shared by every stream, so that a stream reads even its first chunks without parsing them, and
+ * a shape is built once per layout, not once per stream.
+ */
+const KNOWN: ChunkShape[] = [];
+const MAX_KNOWN = 8;
 
 export class ChunkShape {
+  readonly #source: string;
   readonly #pattern: RegExp;
   /** The group of the content's text, and of the model's. */
   readonly #contentGroup: number;
@@ -43,17 +49,19 @@ export class ChunkShape {
   /** The text before the model's value: `"model":"` as the learnt chunk wrote it. */
   readonly #modelKey: string;
 
-  private constructor(pattern: RegExp, contentGroup: number, modelGroup: number, modelKey: string) {
-    this.#pattern = pattern;
+  private constructor({ source, contentGroup, modelGroup, modelKey }: BuiltPattern) {
+    this.#source = source;
+    this.#pattern = new RegExp(source);
     this.#contentGroup = contentGroup;
     this.#modelGroup = modelGroup;
     this.#modelKey = modelKey;
   }
 
   /**
-   * The shape of `text`, the chunk `value` was parsed from and the chunk reader read `events`
-   * from; undefined unless it is a plain content chunk: one choice, whose content's text delta is
-   * its one canonical event (none for empty content), and a top-level `model`.
+   * Learns the shape of `text`, the chunk `value` was parsed from and the chunk reader read
+   * `events` from, and keeps it among the known ones. Undefined unless it is a plain content
+   * chunk: one choice, whose content's text delta is its one canonical event (none for empty
+   * content), and a top-level `model`.
    */
   static learn(text: string, value: unknown, events: readonly CanonicalEvent[]): ChunkShape | undefined {
     if (!isRecord(value) || typeof value.model !== 'string' || !Array.isArray(value.choices) || value.choices.length !== 1) return undefined;
@@ -65,13 +73,28 @@ export class ChunkShape {
     if (!plain) return undefined;
     const built = buildPattern(text);
     if (built === undefined) return undefined;
-    let pattern = PATTERNS.get(built.source);
-    if (pattern === undefined) {
-      if (PATTERNS.size >= 64) PATTERNS.clear();
-      pattern = new RegExp(built.source);
-      PATTERNS.set(built.source, pattern);
+    const known = KNOWN.find((shape) => shape.#source === built.source);
+    if (known !== undefined) return known;
+    const shape = new ChunkShape(built);
+    KNOWN.unshift(shape);
+    if (KNOWN.length > MAX_KNOWN) KNOWN.pop();
+    return shape;
+  }
+
+  /** A known shape `data` has (other than `tried`), with what it says; undefined when none fits. */
+  static find(data: string, tried: ChunkShape | undefined): { shape: ChunkShape; plain: PlainChunk } | undefined {
+    for (let index = 0; index < KNOWN.length; index += 1) {
+      const shape = KNOWN[index];
+      if (shape === undefined || shape === tried) continue;
+      const plain = shape.read(data);
+      if (plain === undefined) continue;
+      if (index > 0) {
+        KNOWN.splice(index, 1);
+        KNOWN.unshift(shape);
+      }
+      return { shape, plain };
     }
-    return new ChunkShape(pattern, built.contentGroup, built.modelGroup, built.modelKey);
+    return undefined;
   }
 
   /** What `data` says, when it has this shape; undefined when it does not (it is parsed then). */

@@ -90,8 +90,12 @@ function wholeAnswer(client: UpstreamHttpClient, text: string, chat: boolean, cl
   return { kind: 'json', body, text: renameWholeAnswer(text, upstreamModel, clientModel) ?? JSON.stringify(body), events };
 }
 
-/** Shapes learnt per stream at most: a stream whose chunks keep changing layout is parsed. */
-const MAX_SHAPES = 4;
+/**
+ * Chunks of a stream parsed (not of a known shape) before other shapes stop being looked for: a
+ * stream of tool calls or reasoning, which no content shape fits, is then parsed without trying
+ * them all first.
+ */
+const MAX_PARSED = 4;
 
 const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [], last: true });
 
@@ -101,27 +105,34 @@ class ChatFramer implements PassthroughFramer {
   readonly #clientWantsUsage: boolean;
   readonly #redact: Redactor;
   readonly #clientModel: string;
-  /** The shape of the content chunks so far: those read without parsing them. */
+  /** The client's model as the text of a JSON string (between the quotes). */
+  readonly #clientModelText: string;
+  /** The shape of the last content chunk: the next is read without parsing it, when it has it too. */
   #shape: ChunkShape | undefined;
-  #shapesLearnt = 0;
+  /** Chunks parsed before the finish chunk: past a few, no other shape is looked for. */
+  #parsed = 0;
 
   constructor(clientWantsUsage: boolean, redact: Redactor, clientModel: string) {
     this.#clientWantsUsage = clientWantsUsage;
     this.#redact = redact;
     this.#clientModel = clientModel;
+    this.#clientModelText = JSON.stringify(clientModel).slice(1, -1);
   }
 
   frame(event: string | undefined, data: string, text: string): PassthroughFrame {
     if (data === '[DONE]') return DONE_FRAME;
     // Past the finish chunk the reader reads no content, so no shape applies.
-    const plain = this.#reader.finishReason === undefined ? this.#shape?.read(data) : undefined;
+    const plain = this.#reader.finishReason === undefined ? this.#plainChunk(data) : undefined;
     if (plain !== undefined && !plain.modelText.includes('\\')) return this.#plainFrame(event, data, text, plain);
     const parsed = parseJson(data);
     if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream chunk that is not JSON.');
     const events = this.#reader.read(parsed.value);
     const error = events.find((candidate) => candidate.type === 'error');
     if (error !== undefined) return failureFrame({ message: this.#redact(error.message) });
-    if (this.#shapesLearnt < MAX_SHAPES && this.#reader.finishReason === undefined) this.#learn(data, parsed.value, events);
+    if (this.#reader.finishReason === undefined && this.#parsed < MAX_PARSED) {
+      this.#parsed += 1;
+      this.#shape = ChunkShape.learn(data, parsed.value, events) ?? this.#shape;
+    }
     // The usage chunk was forced on for metering; a client that did not ask for it must not see it.
     const usageChunk = isRecord(parsed.value) && Array.isArray(parsed.value.choices) && parsed.value.choices.length === 0;
     if (usageChunk && !this.#clientWantsUsage) return { sse: '', events };
@@ -135,16 +146,18 @@ class ChatFramer implements PassthroughFramer {
     const events: CanonicalEvent[] = plain.content === '' ? [] : [{ type: 'text-delta', delta: plain.content }];
     const { modelText, modelAt } = plain;
     // The one `model` pair renamed, as `renamed` does it (the shape has no other).
-    const sent = modelText === this.#clientModel ? data : `${data.slice(0, modelAt)}${JSON.stringify(this.#clientModel).slice(1, -1)}${data.slice(modelAt + modelText.length)}`;
+    const sent = modelText === this.#clientModel ? data : `${data.slice(0, modelAt)}${this.#clientModelText}${data.slice(modelAt + modelText.length)}`;
     return { sse: sent === data && event === undefined ? text : sseText(undefined, sent), events };
   }
 
-  /** Learns the shape of a plain content chunk (a new layout: the first, or the one after the role chunk). */
-  #learn(data: string, value: unknown, events: CanonicalEvent[]): void {
-    const shape = ChunkShape.learn(data, value, events);
-    if (shape === undefined) return;
-    this.#shape = shape;
-    this.#shapesLearnt += 1;
+  /** What `data` says when it has the last chunk's shape, or (early in the stream) another known one. */
+  #plainChunk(data: string): PlainChunk | undefined {
+    const plain = this.#shape?.read(data);
+    if (plain !== undefined || this.#parsed >= MAX_PARSED) return plain;
+    const known = ChunkShape.find(data, this.#shape);
+    if (known === undefined) return undefined;
+    this.#shape = known.shape;
+    return known.plain;
   }
 
   end(error: unknown): PassthroughFrame {
