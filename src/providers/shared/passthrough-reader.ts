@@ -50,8 +50,9 @@ export class PassthroughReader implements PassthroughFrames, SseEventHandler {
     const body = this.#body;
     body.on('data', this.#onData);
     body.on('error', this.#onError);
-    body.once('end', this.#onEnd);
-    body.once('close', this.#onClose);
+    // `on`, not `once`: each is emitted once, and `once` would wrap each listener per stream.
+    body.on('end', this.#onEnd);
+    body.on('close', this.#onClose);
   }
 
   pause(): void {
