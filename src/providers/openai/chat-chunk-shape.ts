@@ -29,6 +29,8 @@ export interface PlainChunk {
 /** A JSON string's body: no quote, backslash or control character unescaped, only valid escapes. */
 const STRING_BODY = String.raw`(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*`;
 const NUMBER = String.raw`-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?`;
+/** Below this length V8 copies a substring rather than slicing it out of its string. */
+const SLICED_FROM = 13;
 /** Top-level keys whose values the chunk reader reads: kept as they are in the pattern. */
 const READ_KEYS = new Set(['choices', 'usage', 'error']);
 
@@ -102,8 +104,10 @@ export class ChunkShape {
     const match = this.#pattern.exec(data);
     if (match === null) return undefined;
     const contentText = match[this.#contentGroup] ?? '';
-    // Escapes are rare in a delta; the text between the quotes is a JSON string's body.
-    const content = contentText.includes('\\') ? (JSON.parse(`"${contentText}"`) as string) : contentText;
+    // The text between the quotes is a JSON string's body. Read as one, the content is a string of
+    // its own: a longer match is a slice that would keep the whole chunk's text alive for as long
+    // as the usage meter keeps the content (V8 copies the short ones, and most deltas are short).
+    const content = contentText.length < SLICED_FROM && !contentText.includes('\\') ? contentText : (JSON.parse(`"${contentText}"`) as string);
     const modelText = match[this.#modelGroup] ?? '';
     // The first `"model":"` in a chunk of this shape is its one `model` key: a string value
     // cannot hold an unescaped quote.
