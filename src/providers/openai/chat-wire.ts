@@ -242,10 +242,9 @@ function plainInteger(value: unknown): number | null | undefined {
   return value === undefined ? undefined : Number.isSafeInteger(value) ? (value as number) : null;
 }
 
-/** `reportedTokenCount`: a whole non-negative count, absent, or NaN for anything else. */
+/** `reportedTokenCount`: a whole non-negative count, absent (null kept), or NaN for anything else. */
 function plainCount(value: unknown): number | null | undefined {
-  if (value === undefined || value === null) return value;
-  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : Number.NaN;
+  return value === null ? null : readReportedCount(value);
 }
 
 const chatCompletionSchema = z.object({
