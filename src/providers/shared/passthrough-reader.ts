@@ -19,8 +19,9 @@ export interface PassthroughFramer {
    */
   frame(event: string | undefined, data: string, text: string): PassthroughFrame | undefined;
   /**
-   * The body is over before a frame ended the answer: `error` is how it broke (undefined when it
-   * ended cleanly, or garbage the framer threw). Returns the frame that ends the answer.
+   * The body is over before a frame ended the answer: `error` is how it broke (the body's error,
+   * or the garbage the framer or the decoder threw), undefined when it ended cleanly. Returns the
+   * frame that ends the answer.
    */
   end(error: unknown): PassthroughFrame;
 }
