@@ -81,7 +81,7 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
   const imageTokens = services.billing.inputBound(model.id).imageTokens;
   let inputTokenBound = await runYielding(walkInputBound(body, { imageTokens }));
   // The gateway's own count of the input, billed only when the upstream reports no sane usage.
-  const estimateInput = () => estimateInputTokens(decoded.request);
+  const estimateInput = inputEstimate(decoded.request);
   if (decoded.previousResponseId !== null) inputTokenBound += estimateInput();
   await limitTokens(services.limiter, request, reply, inputTokenBound + maxOutputTokens);
   const meter = new UsageMeter(estimateInput, maxOutputTokens);
@@ -120,8 +120,9 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
   if (delivery.stream) {
     const opened = await open(delivery.request);
     const parts = deliveryParts(opened, delivery.request);
-    await deliverStream(reply, opened, { lifecycle, meter, adapter, ...parts });
-    return reply;
+    // Returned, not awaited: the handler waits for the stream, and this function's frame (with the
+    // whole request it decoded) is not kept while the stream runs.
+    return deliverStream(reply, opened, { lifecycle, meter, adapter, ...parts });
   }
   const opened = await open(delivery.request);
   const answer = await collectAnswer(opened, meter, lifecycle, deliveryParts(opened, delivery.request));
@@ -132,6 +133,15 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
 }
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The gateway's count of the input, as the function the usage meter calls if it needs it (most
+ * answers carry a sane report and never do). Made here, it keeps the canonical request alone, not
+ * the handler's whole scope, for as long as the answer runs.
+ */
+function inputEstimate(request: CanonicalRequest): () => number {
+  return () => estimateInputTokens(request);
+}
 
 /** The request with its stream flag as a type, so that the router's answer is typed by it. */
 function byStreamFlag(request: CanonicalRequest): { stream: true; request: CanonicalRequest & { stream: true } } | { stream: false; request: CanonicalRequest & { stream: false } } {

@@ -42,7 +42,8 @@ export function observeApiRequests(app: FastifyInstance, deps: ObserverDeps): vo
   app.addHook('onRequest', (request, reply, done) => {
     if (isApiRoute(request.routeOptions.url)) {
       tracer?.requestStarted(request);
-      reply.raw.once('close', () => {
+      // `on`: 'close' is emitted once, and `once` would wrap the listener on every response.
+      reply.raw.on('close', () => {
         const outcome = request.outcome;
         if (outcome === null) ended(request, reply);
         else void outcome.ended.then(() => ended(request, reply));

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { decodeSse, SseDecodeError, type SseEvent } from './sse-decoder.js';
+import { decodeSse, SseDecodeError, SseSplitter, sseText, type SseEvent } from './sse-decoder.js';
 
 async function* chunksOf(pieces: Uint8Array[]): AsyncGenerator<Uint8Array> {
   for (const piece of pieces) yield piece;
@@ -118,5 +118,45 @@ describe('decodeSse', () => {
       break;
     }
     expect(returned).toBe(true);
+  });
+});
+
+describe('SseSplitter', () => {
+  function split(pieces: Array<string | Uint8Array>): Array<{ event: string | undefined; data: string; text: string }> {
+    const splitter = new SseSplitter();
+    const events: Array<{ event: string | undefined; data: string; text: string }> = [];
+    const handler = { sseEvent: (event: string | undefined, data: string, text: string) => void events.push({ event, data, text }) };
+    for (const piece of pieces) splitter.push(typeof piece === 'string' ? encoder.encode(piece) : piece, handler);
+    splitter.end();
+    return events;
+  }
+
+  it('gives each event as sseText writes it, the upstream text itself when it is written so', () => {
+    const events = split([SAMPLE]);
+    expect(events.map(({ event, data }) => ({ event, data }))).toEqual(EXPECTED);
+    for (const { event, data, text } of events) expect(text).toBe(sseText(event, data));
+    // Written as the gateway writes it: the very text of the upstream, multi-line data included.
+    const plain = 'data: {"a":1}\n\nevent: delta\ndata: line one\ndata: line two\n\n';
+    expect(split([plain]).map((event) => event.text).join('')).toBe(plain);
+  });
+
+  it('writes anew what the upstream framed otherwise: CRLF, comments, ids, a space missing, an event name after the data', () => {
+    const cases: Array<[string, string]> = [
+      ['data: x\r\n\r\n', 'data: x\n\n'],
+      [': ping\ndata: x\n\n', 'data: x\n\n'],
+      ['id: 7\ndata: x\n\n', 'data: x\n\n'],
+      ['data:x\n\n', 'data: x\n\n'],
+      ['data: x\nevent: e\n\n', 'event: e\ndata: x\n\n'],
+      ['event:\ndata: x\n\n', 'data: x\n\n'],
+    ];
+    for (const [upstream, written] of cases) expect(split([upstream]).map((event) => event.text), upstream).toEqual([written]);
+  });
+
+  it('gives the same text for an event split across chunks at any byte', () => {
+    const text = 'event: delta\ndata: é🦀\ndata: two\n\n';
+    const bytes = encoder.encode(text);
+    for (let offset = 0; offset <= bytes.length; offset += 1) {
+      expect(split([bytes.slice(0, offset), bytes.slice(offset)]), `split at byte ${offset}`).toEqual([{ event: 'delta', data: 'é🦀\ntwo', text }]);
+    }
   });
 });

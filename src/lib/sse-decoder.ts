@@ -1,10 +1,16 @@
 /**
- * The project's one server-sent-events decoder (docs/architecture.md, "Streams"): bytes in, events out.
- * Framing follows the WHATWG event-stream grammar through `eventsource-parser`
+ * The project's one server-sent-events decoder (docs/architecture.md, "Streams"): bytes in, events
+ * out. Framing follows the WHATWG event-stream grammar
  * (https://html.spec.whatwg.org/multipage/server-sent-events.html#parsing-an-event-stream):
- * CRLF, CR and LF line ends, `data:` lines joined with `\n`, `:` comments skipped.
+ * CRLF, CR and LF line ends, `data:` lines joined with `\n`, `:` comments, `id:` and `retry:`
+ * skipped, a UTF-8 byte order mark at the start dropped.
+ *
+ * `SseSplitter` is the decoder itself: synchronous, one chunk at a time, with nothing kept between
+ * chunks but an unfinished line or event (rare: upstreams end their chunks at event ends). A
+ * pass-through reads its upstream with it in one loop, and forwards each event's text as it came
+ * (`text` below) instead of writing it anew. `decodeSse` wraps it as an async iterable for the
+ * canonical path.
  */
-import { createParser, type ParseError } from 'eventsource-parser';
 
 /** One dispatched event. `event` is the `event:` field, undefined when the server sent none. */
 export interface SseEvent {
@@ -28,45 +34,197 @@ export interface DecodeSseOptions {
   maxEventLength?: number;
 }
 
+/** Receives the events a chunk completes, in order. */
+export interface SseEventHandler {
+  /**
+   * One event. `text` is the event framed as `sseText(event, data)` frames it: the upstream's own
+   * text when it came in that form (the usual case: then forwarding it costs no re-encoding),
+   * written anew otherwise (CR line ends, comments, `id:` lines).
+   */
+  sseEvent(event: string | undefined, data: string, text: string): void;
+}
+
+/**
+ * An SSE event as the gateway writes it: `event:` when it has one, its data, a blank line. Data
+ * that holds line breaks goes out as several `data:` lines; the usual event is one line and costs
+ * one concatenation.
+ */
+export function sseText(event: string | undefined, data: string): string {
+  const dataLines = data.includes('\n') ? data.split('\n').map((line) => `data: ${line}\n`).join('') : `data: ${data}\n`;
+  return event === undefined ? `${dataLines}\n` : `event: ${event}\n${dataLines}\n`;
+}
+
 /** 16 Mi characters: far above any real chunk, small enough to stop a runaway upstream. */
 const DEFAULT_MAX_EVENT_LENGTH = 16 * 1024 * 1024;
 
+const LF = 10;
+const CR = 13;
+const SPACE = 32;
+const COLON = 58;
+const BYTE_ORDER_MARK = 0xfeff;
+
 /**
- * Decodes an SSE byte stream into events, in order. Chunks may split anywhere, even inside a
- * multi-byte UTF-8 sequence. An event still unfinished when the body ends is dropped, as the SSE
- * grammar requires (a truncated event is not an event). Leaving the iteration early returns the
- * body's iterator, which for a Node stream destroys it.
+ * Splits an SSE byte stream into events, synchronously: `push` each chunk as it arrives (chunks may
+ * split anywhere, even inside a multi-byte UTF-8 sequence), and the handler receives every event
+ * the chunk completes before `push` returns. An event still unfinished when the body ends is
+ * dropped, as the SSE grammar requires (a truncated event is not an event).
+ */
+export class SseSplitter {
+  readonly #maxEventLength: number;
+  /** The bytes of a line no chunk has ended yet (an exact-size copy, so no chunk is kept alive). */
+  #carry: Buffer | undefined;
+  #started = false;
+  /** The last text ended with a CR: an LF opening the next one belongs to it (CRLF split in two). */
+  #afterCr = false;
+  // The event being read (its fields so far), when a chunk ends inside it.
+  #inEvent = false;
+  #event: string | undefined;
+  #data = '';
+  #dataLines = 0;
+
+  constructor(options: DecodeSseOptions = {}) {
+    this.#maxEventLength = options.maxEventLength ?? DEFAULT_MAX_EVENT_LENGTH;
+  }
+
+  /** Reads one chunk; throws `SseDecodeError` when an unfinished event outgrows the limit. */
+  push(chunk: Uint8Array, handler: SseEventHandler): void {
+    let bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (this.#carry !== undefined) {
+      bytes = Buffer.concat([this.#carry, bytes]);
+      this.#carry = undefined;
+    }
+    // Line ends are ASCII, so the text up to the last one never splits a UTF-8 sequence.
+    const end = lastLineEnd(bytes) + 1;
+    if (end < bytes.length) {
+      const rest = Buffer.allocUnsafeSlow(bytes.length - end);
+      bytes.copy(rest, 0, end);
+      this.#carry = rest;
+    }
+    if (end > 0) this.#read(bytes.toString('utf8', 0, end), handler);
+    if ((this.#carry?.length ?? 0) + this.#data.length > this.#maxEventLength) {
+      this.#carry = undefined;
+      this.#data = '';
+      throw new SseDecodeError('An SSE event exceeded the size limit.');
+    }
+  }
+
+  /** The body ended: an unfinished line or event is dropped. */
+  end(): void {
+    this.#carry = undefined;
+    this.#reset();
+  }
+
+  /** Complete lines (the text ends with a line end). */
+  #read(text: string, handler: SseEventHandler): void {
+    let position = 0;
+    if (!this.#started) {
+      this.#started = true;
+      if (text.charCodeAt(0) === BYTE_ORDER_MARK) position = 1;
+    }
+    if (this.#afterCr && text.charCodeAt(position) === LF) position += 1;
+    const lfOnly = text.indexOf('\r', position) === -1;
+    // Where the current event's text starts in `text`; -1 when it began in an earlier chunk.
+    let eventStart = this.#inEvent ? -1 : position;
+    // Whether the event so far is written exactly as `sseText` writes it.
+    let plain = lfOnly;
+    while (position < text.length) {
+      let lineEnd: number;
+      let next: number;
+      if (lfOnly) {
+        lineEnd = text.indexOf('\n', position);
+        next = lineEnd + 1;
+      } else {
+        const lf = text.indexOf('\n', position);
+        const cr = text.indexOf('\r', position);
+        lineEnd = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
+        next = lineEnd + (lineEnd === cr && text.charCodeAt(lineEnd + 1) === LF ? 2 : 1);
+      }
+      if (lineEnd === position) {
+        if (this.#dataLines > 0) {
+          const data = this.#data;
+          const event = this.#event;
+          this.#reset();
+          handler.sseEvent(event, data, plain && eventStart >= 0 ? text.slice(eventStart, next) : sseText(event, data));
+        } else {
+          this.#reset();
+        }
+        eventStart = next;
+        plain = lfOnly;
+      } else {
+        this.#inEvent = true;
+        if (!this.#field(text, position, lineEnd, position === eventStart)) plain = false;
+      }
+      position = next;
+    }
+    this.#afterCr = text.charCodeAt(text.length - 1) === CR;
+  }
+
+  /**
+   * One field line (`start` < `end`). Returns whether it is written as `sseText` writes it: a
+   * `data: ` line, or an `event: ` line that opens the event.
+   */
+  #field(text: string, start: number, end: number, opensEvent: boolean): boolean {
+    const first = text.charCodeAt(start);
+    if (first === COLON) return false; // a comment
+    if (text.startsWith('data:', start)) {
+      const spaced = text.charCodeAt(start + 5) === SPACE;
+      this.#addData(text.slice(start + (spaced ? 6 : 5), end));
+      return spaced;
+    }
+    if (text.startsWith('event:', start)) {
+      const spaced = text.charCodeAt(start + 6) === SPACE;
+      const value = text.slice(start + (spaced ? 7 : 6), end);
+      this.#event = value === '' ? undefined : value;
+      return spaced && opensEvent && value !== '';
+    }
+    // Any other field: `id`, `retry` (neither is forwarded), an unknown one, or a field without a
+    // colon (its value is empty).
+    const colon = text.indexOf(':', start);
+    const nameEnd = colon === -1 || colon > end ? end : colon;
+    const name = text.slice(start, nameEnd);
+    if (name === 'data' || name === 'event') {
+      const valueStart = nameEnd === end ? end : nameEnd + (text.charCodeAt(nameEnd + 1) === SPACE ? 2 : 1);
+      const value = text.slice(valueStart, end);
+      if (name === 'data') this.#addData(value);
+      else this.#event = value === '' ? undefined : value;
+    }
+    return false;
+  }
+
+  #addData(value: string): void {
+    this.#data = this.#dataLines === 0 ? value : `${this.#data}\n${value}`;
+    this.#dataLines += 1;
+  }
+
+  #reset(): void {
+    this.#inEvent = false;
+    this.#event = undefined;
+    this.#data = '';
+    this.#dataLines = 0;
+  }
+}
+
+/** The index of the last CR or LF byte, or -1. */
+function lastLineEnd(bytes: Buffer): number {
+  const last = bytes.length - 1;
+  // The usual chunk ends with the blank line that ends its last event.
+  if (bytes[last] === LF || bytes[last] === CR) return last;
+  return Math.max(bytes.lastIndexOf(LF), bytes.lastIndexOf(CR));
+}
+
+/**
+ * Decodes an SSE byte stream into events, in order, as an async iterable (the canonical path's
+ * translators read it so). Leaving the iteration early returns the body's iterator, which for a
+ * Node stream destroys it.
  */
 export async function* decodeSse(body: AsyncIterable<Uint8Array>, options: DecodeSseOptions = {}): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder('utf-8');
+  const splitter = new SseSplitter(options);
   const ready: SseEvent[] = [];
-  let failure: ParseError | undefined;
-  const parser = createParser({
-    onEvent: (message) => ready.push({ event: message.event, data: message.data }),
-    onError: (error) => {
-      // Unknown fields and bad `retry:` values are ignorable by the grammar; only overflow is fatal.
-      if (error.type === 'max-buffer-size-exceeded') failure = error;
-    },
-    maxBufferSize: options.maxEventLength ?? DEFAULT_MAX_EVENT_LENGTH,
-  });
-
-  // The parser holds back a CR that ends a chunk, since an LF may follow; at the end of the body
-  // that CR is known to be a line end, so it is completed by hand.
-  let endsWithCr = false;
-  const feed = (text: string): void => {
-    if (text !== '') {
-      parser.feed(text);
-      endsWithCr = text.endsWith('\r');
-    }
-    if (failure !== undefined) throw new SseDecodeError('An SSE event exceeded the size limit.', { cause: failure });
-  };
-
+  const handler: SseEventHandler = { sseEvent: (event, data) => void ready.push({ event, data }) };
   for await (const chunk of body) {
-    feed(decoder.decode(chunk, { stream: true }));
+    splitter.push(chunk, handler);
     // Hand events out one by one so `for await` backpressure reaches the body.
     for (let event = ready.shift(); event !== undefined; event = ready.shift()) yield event;
   }
-  feed(decoder.decode());
-  if (endsWithCr) feed('\n');
-  for (let event = ready.shift(); event !== undefined; event = ready.shift()) yield event;
+  splitter.end();
 }

@@ -99,7 +99,37 @@ export interface PassthroughJson {
 /** A streamed pass-through: its frames, as the upstream sends them. */
 export interface PassthroughStream {
   kind: 'stream';
-  frames: AsyncIterable<PassthroughFrame>;
+  frames: PassthroughFrames;
+}
+
+/**
+ * A pass-through's frames, read from the upstream's body in one loop per stream: each chunk that
+ * arrives is split into events, and each event's frame is handed to the sink at once, with no
+ * promise or iterator step per frame or chunk (docs/architecture.md, "Streams").
+ */
+export interface PassthroughFrames {
+  /** Starts reading the upstream's body; frames go to `sink` until it is over. Called once. */
+  start(sink: FrameSink): void;
+  /** Reads nothing more until `resume` (the client is slow, or the bill is being settled). */
+  pause(): void;
+  resume(): void;
+  /**
+   * Stops the upstream call: the rest of the body is dropped unread, and no frame follows (the
+   * sink's `closed` does, once started). Safe at any time, and more than once.
+   */
+  release(): void;
+}
+
+/** What a pass-through's frames go to. */
+export interface FrameSink {
+  /**
+   * One frame, in order. The frame that ends the answer (`last`, or one with a `failure`) is the
+   * last one handed over; what the upstream sends after `last` is read (its connection is reused)
+   * and dropped.
+   */
+  frame(frame: PassthroughFrame): void;
+  /** The upstream's body is over (read to its end, broken, or released): nothing more comes. */
+  closed(): void;
 }
 
 /**

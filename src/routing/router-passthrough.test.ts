@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CanonicalEvent } from '../protocol/canonical.js';
+import { collectFrames } from '../../test/support/passthrough-frames.js';
 import { BODY, ControlledProvider, model, release, route, simulated, target, unavailable } from '../../test/support/routing.js';
 import { Router } from './router.js';
 
@@ -17,8 +18,7 @@ describe('pass-through or canonical', () => {
     if (opened.kind !== 'passthrough') return;
     expect(opened.result.kind).toBe('stream');
     if (opened.result.kind !== 'stream') return;
-    const frames = [];
-    for await (const frame of opened.result.frames) frames.push(frame.sse);
+    const frames = (await collectFrames(opened.result.frames)).map((frame) => frame.sse);
     expect(frames).toEqual([`data: ${JSON.stringify({ ...BODY, answered_by: 'native' })}\n\n`]);
     expect(native.streamCalls).toBe(0);
     expect(native.passthroughCalls).toHaveLength(1);

@@ -208,7 +208,7 @@ export class Router {
         ...(route.upstreamHeaders === undefined ? {} : { headers: route.upstreamHeaders }),
       });
       if (!answersAsAsked(result, route.request.stream)) {
-        if (result.kind === 'stream') await result.frames[Symbol.asyncIterator]().return?.();
+        if (result.kind === 'stream') result.frames.release();
         throw new UpstreamError('protocol', `${target.label} answered a ${route.request.stream ? 'stream' : 'non-stream'} request with ${result.kind === 'stream' ? 'a stream' : 'a JSON body'}`);
       }
       return { kind: 'passthrough', target, result };

@@ -5,7 +5,8 @@
  */
 import type { SimulatedProviderConfig } from '../../src/config/schema.js';
 import type { CanonicalEvent, CanonicalRequest, Surface } from '../../src/protocol/canonical.js';
-import { UpstreamError, type PassthroughCall, type PassthroughFrame, type PassthroughResult, type Provider, type ProviderCall } from '../../src/providers/provider.js';
+import { UpstreamError, type PassthroughCall, type PassthroughResult, type Provider, type ProviderCall } from '../../src/providers/provider.js';
+import { framesOf } from './passthrough-frames.js';
 import { createSimulatedProvider } from '../../src/providers/simulated/simulated-provider.js';
 import type { ModelEntry, Target } from '../../src/routing/catalog.js';
 import type { OpenedAnswer, RouteRequest, Router } from '../../src/routing/router.js';
@@ -49,18 +50,7 @@ export class ControlledProvider implements Provider {
         if (this.failure !== undefined) throw this.failure;
         const body = { ...call.body, answered_by: this.name };
         const events: CanonicalEvent[] = [{ type: 'response-start', upstreamModel: call.upstreamModel }];
-        const generator = (async function* () {
-          yield { sse: `data: ${JSON.stringify(body)}\n\n`, events };
-        })();
-        const frames: AsyncIterable<PassthroughFrame> = {
-          [Symbol.asyncIterator]: () => ({
-            next: () => generator.next(),
-            return: async () => {
-              this.streamReleased = true;
-              return generator.return(undefined);
-            },
-          }),
-        };
+        const frames = framesOf([{ sse: `data: ${JSON.stringify(body)}\n\n`, events }], () => (this.streamReleased = true));
         return call.stream !== this.wrongForm ? { kind: 'stream', frames } : { kind: 'json', body, events };
       };
     }

@@ -92,7 +92,8 @@ export function createRequestLog(options: RequestLogOptions): RequestLog {
       app.addHook('onRequest', async (request, reply) => {
         // Fastify runs no onResponse for a client that went away before the end: such an answer
         // is recorded once its handler is done (its hold settled), as 499 when nothing was sent.
-        reply.raw.once('close', () => {
+        // `on`: 'close' is emitted once, and `once` would wrap the listener on every response.
+        reply.raw.on('close', () => {
           const outcome = request.outcome;
           if (reply.raw.writableFinished || outcome === null) return;
           void outcome.ended.then(() => record(request, reply, reply.raw.headersSent ? reply.raw.statusCode : CLIENT_CLOSED));

@@ -7,14 +7,13 @@
  * only: one price per model, so a pass-through cannot buy a dearer tier at the flat price).
  */
 import { isRecord, parseJson } from '../../lib/json-value.js';
-import { decodeSse } from '../../lib/sse-decoder.js';
+import { sseText } from '../../lib/sse-decoder.js';
 import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../provider.js';
 import { CUT_SHORT } from '../shared/canonical-stream.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
-import { describeStreamFailure } from '../shared/transport-failure.js';
-import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
-import { failureFrame, sseText } from '../shared/passthrough-frames.js';
-import { withTeardown } from '../shared/teardown.js';
+import type { UpstreamHttpClient } from '../shared/upstream-http.js';
+import { failureFrame } from '../shared/passthrough-frames.js';
+import { failureText, PassthroughReader, type PassthroughFramer } from '../shared/passthrough-reader.js';
 import { MessagesStreamTranslator, messageObjectEvents } from './messages-stream.js';
 import { clientModelOf, replaceModelName, withClientModel } from '../shared/model-name.js';
 
@@ -36,8 +35,7 @@ export function prepareMessagesBody(call: BodyCall): Record<string, unknown> {
 
 /** Runs a pass-through call; resolves once the upstream answered 200 (UpstreamError otherwise). */
 export async function runMessagesPassthrough(client: UpstreamHttpClient, call: PassthroughCall): Promise<PassthroughResult> {
-  const controller = new AbortController();
-  const signal = AbortSignal.any([call.signal, controller.signal]);
+  const signal = call.signal;
   const response = await client.post('/messages', prepareMessagesBody(call), {
     signal,
     requestId: call.requestId,
@@ -55,47 +53,44 @@ export async function runMessagesPassthrough(client: UpstreamHttpClient, call: P
       throw error;
     }
   }
-  const teardown = (): void => {
-    controller.abort();
-    response.body.destroy();
-  };
-  return { kind: 'stream', frames: withTeardown(messageFrames(response.body, client, clientModelOf(call.body, call.upstreamModel)), teardown) };
+  // Releasing the frames destroys the body, which stops the upstream call.
+  return { kind: 'stream', frames: new PassthroughReader(response.body, new MessagesFramer(client, clientModelOf(call.body, call.upstreamModel))) };
 }
 
 /**
- * Upstream SSE events → frames, each re-framed as `event:` + `data:` exactly as received, but for
+ * Upstream SSE events → frames, each forwarded exactly as received (`event:` + `data:`), but for
  * the model `message_start` names: the one the client asked for (providers/shared/model-name.ts).
  */
-async function* messageFrames(body: UpstreamBody, client: UpstreamHttpClient, clientModel: string): AsyncGenerator<PassthroughFrame> {
-  const translator = new MessagesStreamTranslator();
-  let failure: string | undefined;
-  try {
-    for await (const sse of decodeSse(body)) {
-      if (translator.complete) continue;
-      const events = translator.translate(sse);
-      const error = events.find((event) => event.type === 'error');
-      if (error !== undefined) {
-        // Replaced by the gateway's own error event: the upstream's may name things the client must not see.
-        yield failureFrame({ message: client.safeText(error.message) });
-        return;
-      }
-      const parsed = parseJson(sse.data);
-      const type = parsed.ok && isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
-      const frame: PassthroughFrame = { sse: sseText(sse.event ?? type, type === 'message_start' && parsed.ok ? renamed(sse.data, parsed.value, clientModel) : sse.data), events };
-      if (translator.complete) frame.last = true;
-      yield frame;
-    }
-  } catch (error) {
-    failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
+class MessagesFramer implements PassthroughFramer {
+  readonly #translator = new MessagesStreamTranslator();
+  readonly #client: UpstreamHttpClient;
+  readonly #clientModel: string;
+
+  constructor(client: UpstreamHttpClient, clientModel: string) {
+    this.#client = client;
+    this.#clientModel = clientModel;
   }
-  if (translator.complete) return;
-  // The answer is whole once `message_delta` said why it stopped; only `message_stop` was lost.
-  const closing = translator.endOfBody();
-  if (closing !== undefined) {
-    yield { sse: sseText('message_stop', JSON.stringify({ type: 'message_stop' })), events: closing, last: true };
-    return;
+
+  frame(event: string | undefined, data: string, text: string): PassthroughFrame {
+    const translator = this.#translator;
+    const events = translator.translate({ event, data });
+    const error = events.find((candidate) => candidate.type === 'error');
+    // Replaced by the gateway's own error event: the upstream's may name things the client must not see.
+    if (error !== undefined) return failureFrame({ message: this.#client.safeText(error.message) });
+    const parsed = parseJson(data);
+    const type = parsed.ok && isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
+    const sent = type === 'message_start' && parsed.ok ? renamed(data, parsed.value, this.#clientModel) : data;
+    const frame: PassthroughFrame = { sse: sent === data && event !== undefined ? text : sseText(event ?? type, sent), events };
+    if (translator.complete) frame.last = true;
+    return frame;
   }
-  yield failureFrame({ message: failure ?? CUT_SHORT });
+
+  end(error: unknown): PassthroughFrame {
+    // The answer is whole once `message_delta` said why it stopped; only `message_stop` was lost.
+    const closing = this.#translator.endOfBody();
+    if (closing !== undefined) return { sse: sseText('message_stop', JSON.stringify({ type: 'message_stop' })), events: closing, last: true };
+    return failureFrame({ message: error === undefined ? CUT_SHORT : failureText(error) });
+  }
 }
 
 /** `message_start`'s text with its message naming `clientModel`. */

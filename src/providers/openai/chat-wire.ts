@@ -181,6 +181,72 @@ const chatChunkSchema = z.object({
   usage: chatUsageSchema.nullish().catch(null),
 });
 
+type ChatChunk = z.infer<typeof chatChunkSchema>;
+
+/**
+ * A chunk read as `chatChunkSchema` reads it, without the schema: the same value for the same
+ * chunk, at a fraction of the cost, for the chunks every stream parses (its finish and usage
+ * chunks, and content a known shape did not fit). Undefined for a chunk with tool calls, or one
+ * the schema refuses: the schema reads those.
+ */
+export function readChunkPlainly(chunk: Record<string, unknown>): ChatChunk | undefined {
+  const choices = chunk.choices;
+  let readChoices: ChatChunk['choices'];
+  if (choices === undefined || choices === null) {
+    readChoices = choices;
+  } else {
+    if (!Array.isArray(choices)) return undefined;
+    readChoices = [];
+    for (const choice of choices as unknown[]) {
+      if (!isRecord(choice)) return undefined;
+      const delta = choice.delta;
+      let readDelta: NonNullable<ChatChunk['choices']>[number]['delta'];
+      if (delta === undefined || delta === null || !isRecord(delta)) {
+        readDelta = delta === undefined ? undefined : null;
+      } else {
+        if (delta.tool_calls !== undefined && delta.tool_calls !== null) return undefined;
+        readDelta = {
+          content: plainText(delta.content),
+          reasoning_content: delta.reasoning_content,
+          reasoning: delta.reasoning,
+          refusal: plainText(delta.refusal),
+          tool_calls: delta.tool_calls,
+        };
+      }
+      readChoices.push({ index: plainInteger(choice.index), delta: readDelta, finish_reason: plainText(choice.finish_reason) });
+    }
+  }
+  return { choices: readChoices, usage: readUsagePlainly(chunk.usage) };
+}
+
+function readUsagePlainly(usage: unknown): ChatChunk['usage'] {
+  if (usage === undefined || usage === null || !isRecord(usage)) return usage === undefined ? undefined : null;
+  const prompt = usage.prompt_tokens_details;
+  const completion = usage.completion_tokens_details;
+  return {
+    prompt_tokens: plainCount(usage.prompt_tokens),
+    completion_tokens: plainCount(usage.completion_tokens),
+    prompt_tokens_details: prompt === undefined || prompt === null || !isRecord(prompt) ? (prompt === undefined ? undefined : null) : { cached_tokens: plainCount(prompt.cached_tokens) },
+    completion_tokens_details:
+      completion === undefined || completion === null || !isRecord(completion) ? (completion === undefined ? undefined : null) : { reasoning_tokens: plainCount(completion.reasoning_tokens) },
+  };
+}
+
+/** `optionalString`: a string, absent, or null for anything else. */
+function plainText(value: unknown): string | null | undefined {
+  return value === undefined ? undefined : typeof value === 'string' ? value : null;
+}
+
+/** `z.number().int().nullish().catch(null)`. */
+function plainInteger(value: unknown): number | null | undefined {
+  return value === undefined ? undefined : Number.isSafeInteger(value) ? (value as number) : null;
+}
+
+/** `reportedTokenCount`: a whole non-negative count, absent (null kept), or NaN for anything else. */
+function plainCount(value: unknown): number | null | undefined {
+  return value === null ? null : readReportedCount(value);
+}
+
 const chatCompletionSchema = z.object({
   choices: z.array(
     z.object({
@@ -248,14 +314,26 @@ export function inBandErrorMessage(error: unknown): string {
   return 'The upstream reported an error.';
 }
 
+/** A chunk read by `chatChunkSchema`; throws `UnreadableStreamError` when it is not a chunk. */
+export function readChunkBySchema(chunk: unknown): ChatChunk {
+  const parsed = chatChunkSchema.safeParse(chunk);
+  if (!parsed.success) throw new UnreadableStreamError('The upstream sent a chunk that is not a chat completion chunk.');
+  return parsed.data;
+}
+
+/** The tool calls of a reader that has seen none: empty, and never added to. */
+const NO_CALLS: Set<number> = new Set();
+
 /**
  * Reads a Chat chunk stream one parsed chunk at a time and says which canonical events each
  * carries, in chunk order (a finish chunk yields the `tool-call-end`s, then `finish`). Only choice
  * 0 is read: the gateway never asks for `n > 1`.
  */
 export class ChatChunkReader {
-  readonly #openCalls = new Set<number>();
-  readonly #seenCalls = new Set<number>();
+  // Sets of their own from the first tool call on (most streams make none, and a reader lives as
+  // long as its stream); until then both are the shared empty one, never added to.
+  #openCalls = NO_CALLS;
+  #seenCalls = NO_CALLS;
   #lastCallIndex: number | undefined;
   #finishReason: FinishReason | undefined;
 
@@ -269,10 +347,9 @@ export class ChatChunkReader {
     if (isRecord(chunk) && chunk.error !== undefined && chunk.error !== null) {
       return [{ type: 'error', code: 'upstream_error', message: inBandErrorMessage(chunk.error) }];
     }
-    const parsed = chatChunkSchema.safeParse(chunk);
-    if (!parsed.success) throw new UnreadableStreamError('The upstream sent a chunk that is not a chat completion chunk.');
+    const data = (isRecord(chunk) ? readChunkPlainly(chunk) : undefined) ?? readChunkBySchema(chunk);
     const events: CanonicalEvent[] = [];
-    const choice = parsed.data.choices?.find((candidate) => (candidate.index ?? 0) === 0);
+    const choice = data.choices?.find((candidate) => (candidate.index ?? 0) === 0);
     let finishedNow = false;
     if (choice !== undefined && this.#finishReason === undefined) {
       const delta = choice.delta;
@@ -288,7 +365,7 @@ export class ChatChunkReader {
         finishedNow = true;
       }
     }
-    if (parsed.data.usage) events.push({ type: 'usage', usage: fromChatUsage(parsed.data.usage) });
+    if (data.usage) events.push({ type: 'usage', usage: fromChatUsage(data.usage) });
     if (finishedNow && this.#finishReason !== undefined) events.push({ type: 'finish', reason: this.#finishReason });
     return events;
   }
@@ -311,6 +388,10 @@ export class ChatChunkReader {
     const last = this.#lastCallIndex;
     const index = toolCall.index ?? (toolCall.id || last === undefined ? Math.max(-1, ...this.#seenCalls) + 1 : last);
     if (!this.#seenCalls.has(index)) {
+      if (this.#seenCalls === NO_CALLS) {
+        this.#seenCalls = new Set();
+        this.#openCalls = new Set();
+      }
       this.#seenCalls.add(index);
       this.#openCalls.add(index);
       events.push({ type: 'tool-call-start', index, callId: toolCall.id || `call_${randomUUID().replace(/-/g, '')}`, name: toolCall.function?.name ?? '' });

@@ -7,6 +7,7 @@ import { prepareChatBody, prepareResponsesBody } from './passthrough.js';
 import { providerTestKit } from '../../../test/support/provider-test-kit.js';
 import { firstEvents, json, sse, sseThen, type Answer, type UpstreamDouble } from '../../../test/support/upstream-double.js';
 import { fixture } from './__fixtures__/fixtures.js';
+import { collectFrames } from '../../../test/support/passthrough-frames.js';
 
 const SECRET = 'sk-proj-PassthroughSecret77aa';
 const KEY_ENV = 'TOLLGATE_TEST_OPENAI_KEY';
@@ -64,9 +65,7 @@ function responsesCall(overrides: Partial<PassthroughCall> = {}): PassthroughCal
 
 async function framesOf(result: PassthroughResult): Promise<PassthroughFrame[]> {
   if (result.kind !== 'stream') throw new Error(`expected a stream, got ${result.kind}`);
-  const frames: PassthroughFrame[] = [];
-  for await (const frame of result.frames) frames.push(frame);
-  return frames;
+  return collectFrames(result.frames);
 }
 
 const joined = (frames: PassthroughFrame[]): string => frames.map((frame) => frame.sse).join('');
@@ -202,9 +201,13 @@ describe('passthrough: Chat Completions', () => {
     );
     const result = await provider.passthrough!(chatCall());
     if (result.kind !== 'stream') throw new Error('expected a stream');
-    for await (const frame of result.frames) {
-      if (frame.events.some((event) => event.type === 'text-delta')) break;
-    }
+    const frames = result.frames;
+    frames.start({
+      frame: (frame) => {
+        if (frame.events.some((event) => event.type === 'text-delta')) frames.release();
+      },
+      closed: () => undefined,
+    });
     await double.requests[0]?.connectionClosed;
     expect(double.requests[0]?.answerFinishedAtClose()).toBe(false);
   });
@@ -213,7 +216,7 @@ describe('passthrough: Chat Completions', () => {
     const { double, provider } = await setup(sseThen(firstEvents(fixture('chat-text-stream.sse'), 3), () => undefined), 'both', LONG_IDLE);
     const result = await provider.passthrough!(chatCall());
     if (result.kind !== 'stream') throw new Error('expected a stream');
-    await result.frames[Symbol.asyncIterator]().return?.();
+    result.frames.release();
     await double.requests[0]?.connectionClosed;
   });
 

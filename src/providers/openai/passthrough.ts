@@ -6,15 +6,15 @@
  */
 import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
-import { decodeSse } from '../../lib/sse-decoder.js';
+import { sseText } from '../../lib/sse-decoder.js';
 import type { PassthroughCall, PassthroughFrame, PassthroughJson, PassthroughResult } from '../provider.js';
 import { CUT_SHORT } from '../shared/canonical-stream.js';
 import type { Redactor } from '../shared/redaction.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
-import { failureFrame, sseText } from '../shared/passthrough-frames.js';
-import { withTeardown } from '../shared/teardown.js';
-import { describeStreamFailure } from '../shared/transport-failure.js';
-import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
+import { failureFrame } from '../shared/passthrough-frames.js';
+import { failureText, PassthroughReader, type PassthroughFramer } from '../shared/passthrough-reader.js';
+import type { UpstreamHttpClient } from '../shared/upstream-http.js';
+import { ChunkShape, type PlainChunk } from './chat-chunk-shape.js';
 import { ChatChunkReader, chatCompletionMeterEvents, inBandErrorMessage } from './chat-wire.js';
 import { ResponsesEventReader, responsesObjectMeterEvents } from './responses-wire.js';
 import { clientModelOf, renameWholeAnswer, replaceModelName, withClientModel } from '../shared/model-name.js';
@@ -70,12 +70,10 @@ export async function runPassthrough(client: UpstreamHttpClient, call: Passthrou
     const detail = json.error === undefined || json.error === null ? 'a JSON body' : `an error: ${inBandErrorMessage(json.error)}`;
     throw client.failure('protocol', `upstream answered a stream request with ${detail}`);
   }
-  // Destroying the body stops the upstream call (call.signal stops it when the client goes away).
-  const teardown = (): void => {
-    response.body.destroy();
-  };
-  const frames = chat ? chatFrames(response.body, call.clientWantsUsage, client.redact, clientModel) : responsesFrames(response.body, client.redact, clientModel);
-  return { kind: 'stream', frames: withTeardown(frames, teardown) };
+  // Releasing the frames destroys the body, which stops the upstream call (call.signal stops it
+  // when the client goes away).
+  const framer = chat ? new ChatFramer(call.clientWantsUsage, client.redact, clientModel) : new ResponsesFramer(client.redact, clientModel);
+  return { kind: 'stream', frames: new PassthroughReader(response.body, framer) };
 }
 
 /**
@@ -92,43 +90,81 @@ function wholeAnswer(client: UpstreamHttpClient, text: string, chat: boolean, cl
   return { kind: 'json', body, text: renameWholeAnswer(text, upstreamModel, clientModel) ?? JSON.stringify(body), events };
 }
 
+/**
+ * Chunks of a stream parsed (not of a known shape) before other shapes stop being looked for: a
+ * stream of tool calls or reasoning, which no content shape fits, is then parsed without trying
+ * them all first.
+ */
+const MAX_PARSED = 4;
+
 const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [], last: true });
 
 /** Chat chunks → frames. The upstream's text is forwarded byte for byte, but for the model name. */
-async function* chatFrames(body: UpstreamBody, clientWantsUsage: boolean, redact: Redactor, clientModel: string): AsyncGenerator<PassthroughFrame> {
-  const reader = new ChatChunkReader();
-  let done = false;
-  let failure: string | undefined;
-  try {
-    for await (const sse of decodeSse(body)) {
-      if (done) continue;
-      if (sse.data === '[DONE]') {
-        done = true;
-        yield DONE_FRAME;
-        continue;
-      }
-      const parsed = parseJson(sse.data);
-      if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream chunk that is not JSON.');
-      const events = reader.read(parsed.value);
-      const error = events.find((event) => event.type === 'error');
-      if (error !== undefined) {
-        yield failureFrame({ message: redact(error.message) });
-        return;
-      }
-      // The usage chunk was forced on for metering; a client that did not ask for it must not see it.
-      const usageChunk = isRecord(parsed.value) && Array.isArray(parsed.value.choices) && parsed.value.choices.length === 0;
-      yield { sse: usageChunk && !clientWantsUsage ? '' : sseText(undefined, renamed(sse.data, parsed.value, clientModel)), events };
+class ChatFramer implements PassthroughFramer {
+  readonly #reader = new ChatChunkReader();
+  readonly #clientWantsUsage: boolean;
+  readonly #redact: Redactor;
+  readonly #clientModel: string;
+  /** The client's model as the text of a JSON string (between the quotes). */
+  readonly #clientModelText: string;
+  /** The shape of the last content chunk: the next is read without parsing it, when it has it too. */
+  #shape: ChunkShape | undefined;
+  /** Chunks parsed before the finish chunk: past a few, no other shape is looked for. */
+  #parsed = 0;
+
+  constructor(clientWantsUsage: boolean, redact: Redactor, clientModel: string) {
+    this.#clientWantsUsage = clientWantsUsage;
+    this.#redact = redact;
+    this.#clientModel = clientModel;
+    this.#clientModelText = JSON.stringify(clientModel).slice(1, -1);
+  }
+
+  frame(event: string | undefined, data: string, text: string): PassthroughFrame {
+    if (data === '[DONE]') return DONE_FRAME;
+    // Past the finish chunk the reader reads no content, so no shape applies.
+    const plain = this.#reader.finishReason === undefined ? this.#plainChunk(data) : undefined;
+    if (plain !== undefined && !plain.modelText.includes('\\')) return this.#plainFrame(event, data, text, plain);
+    const parsed = parseJson(data);
+    if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream chunk that is not JSON.');
+    const events = this.#reader.read(parsed.value);
+    const error = events.find((candidate) => candidate.type === 'error');
+    if (error !== undefined) return failureFrame({ message: this.#redact(error.message) });
+    if (this.#reader.finishReason === undefined && this.#parsed < MAX_PARSED) {
+      this.#parsed += 1;
+      this.#shape = ChunkShape.learn(data, parsed.value, events) ?? this.#shape;
     }
-  } catch (error) {
-    failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
+    // The usage chunk was forced on for metering; a client that did not ask for it must not see it.
+    const usageChunk = isRecord(parsed.value) && Array.isArray(parsed.value.choices) && parsed.value.choices.length === 0;
+    if (usageChunk && !this.#clientWantsUsage) return { sse: '', events };
+    const sent = renamed(data, parsed.value, this.#clientModel);
+    // A chunk goes out as `data:` alone (an `event:` line the upstream added is not Chat's).
+    return { sse: sent === data && event === undefined ? text : sseText(undefined, sent), events };
   }
-  if (done) return;
-  // After the finish chunk the answer is whole: only the usage chunk can have been lost.
-  if (reader.finishReason !== undefined) {
-    yield DONE_FRAME;
-    return;
+
+  /** A content chunk of the known shape: its content is its one canonical event. */
+  #plainFrame(event: string | undefined, data: string, text: string, plain: PlainChunk): PassthroughFrame {
+    const events: CanonicalEvent[] = plain.content === '' ? [] : [{ type: 'text-delta', delta: plain.content }];
+    const { modelText, modelAt } = plain;
+    // The one `model` pair renamed, as `renamed` does it (the shape has no other).
+    const sent = modelText === this.#clientModel ? data : `${data.slice(0, modelAt)}${this.#clientModelText}${data.slice(modelAt + modelText.length)}`;
+    return { sse: sent === data && event === undefined ? text : sseText(undefined, sent), events };
   }
-  yield failureFrame({ message: failure ?? CUT_SHORT });
+
+  /** What `data` says when it has the last chunk's shape, or (early in the stream) another known one. */
+  #plainChunk(data: string): PlainChunk | undefined {
+    const plain = this.#shape?.read(data);
+    if (plain !== undefined || this.#parsed >= MAX_PARSED) return plain;
+    const known = ChunkShape.find(data, this.#shape);
+    if (known === undefined) return undefined;
+    this.#shape = known.shape;
+    return known.plain;
+  }
+
+  end(error: unknown): PassthroughFrame {
+    // After the finish chunk the answer is whole: only the usage chunk can have been lost.
+    if (this.#reader.finishReason !== undefined) return DONE_FRAME;
+    return failureFrame({ message: error === undefined ? CUT_SHORT : failureText(error) });
+  }
 }
 
 /** Terminal Responses events, whose `response` is the final object. */
@@ -136,48 +172,54 @@ const FINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'resp
 /** Events whose `response` is a snapshot of the response in progress (what a failure carries). */
 const SNAPSHOT_EVENTS = new Set(['response.created', 'response.queued', 'response.in_progress']);
 
-/** Responses events → frames, each re-framed as `event:` + `data:` as received, but for the model name. */
-async function* responsesFrames(body: UpstreamBody, redact: Redactor, clientModel: string): AsyncGenerator<PassthroughFrame> {
-  const reader = new ResponsesEventReader();
-  let failure: string | undefined;
-  // The response as last announced, for a failure the gateway ends the stream with.
-  let snapshot: Record<string, unknown> | undefined;
-  const failed = (message: string, sequenceNumber: number): PassthroughFrame =>
-    failureFrame({ message, sequenceNumber, ...(snapshot === undefined ? {} : { response: withClientModel(snapshot, clientModel) }) });
-  try {
-    for await (const sse of decodeSse(body)) {
-      if (reader.terminal) continue;
-      const parsed = parseJson(sse.data);
-      if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream event that is not JSON.');
-      const sequenceNumber = reader.nextSequenceNumber;
-      const events = reader.read(parsed.value).map((event) => redactEvent(event, redact));
-      const type = isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
-      if (sse.event === 'error' || type === 'error') {
-        // Replaced by the gateway's own failure: the upstream's may name things the client must not see.
-        const error = events.find((event) => event.type === 'error');
-        yield failed(error?.message ?? 'The upstream reported an error.', sequenceNumber);
-        return;
-      }
-      // `response.failed` is a normal terminal event of the protocol; only its text is cleaned.
-      const received = renamed(sse.data, parsed.value, clientModel);
-      const data = type === 'response.failed' ? redact(received) : received;
-      const frame: PassthroughFrame = { sse: sseText(sse.event ?? type, data), events };
-      if (type !== undefined && FINAL_EVENTS.has(type)) {
-        frame.last = true;
-        // The object the client receives: for a failure, its cleaned text (parsed again, rarely).
-        const payload = data === sse.data ? parsed : parseJson(data);
-        const response = payload.ok && isRecord(payload.value) ? payload.value.response : undefined;
-        if (isRecord(response)) frame.finalResponse = response;
-      } else if (type !== undefined && SNAPSHOT_EVENTS.has(type) && isRecord(parsed.value) && isRecord(parsed.value.response)) {
-        snapshot = parsed.value.response;
-      }
-      yield frame;
-    }
-  } catch (error) {
-    failure = error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
+/** Responses events → frames, each forwarded as received (`event:` + `data:`), but for the model name. */
+class ResponsesFramer implements PassthroughFramer {
+  readonly #reader = new ResponsesEventReader();
+  readonly #redact: Redactor;
+  readonly #clientModel: string;
+  /** The response as last announced, for a failure the gateway ends the stream with. */
+  #snapshot: Record<string, unknown> | undefined;
+
+  constructor(redact: Redactor, clientModel: string) {
+    this.#redact = redact;
+    this.#clientModel = clientModel;
   }
-  if (reader.terminal) return;
-  yield failed(failure ?? CUT_SHORT, reader.nextSequenceNumber);
+
+  frame(event: string | undefined, data: string, text: string): PassthroughFrame {
+    const parsed = parseJson(data);
+    if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream event that is not JSON.');
+    const sequenceNumber = this.#reader.nextSequenceNumber;
+    const events = this.#reader.read(parsed.value).map((canonical) => redactEvent(canonical, this.#redact));
+    const type = isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
+    if (event === 'error' || type === 'error') {
+      // Replaced by the gateway's own failure: the upstream's may name things the client must not see.
+      const error = events.find((canonical) => canonical.type === 'error');
+      return this.#failed(error?.message ?? 'The upstream reported an error.', sequenceNumber);
+    }
+    // `response.failed` is a normal terminal event of the protocol; only its text is cleaned.
+    const received = renamed(data, parsed.value, this.#clientModel);
+    const sent = type === 'response.failed' ? this.#redact(received) : received;
+    const frame: PassthroughFrame = { sse: sent === data && event !== undefined ? text : sseText(event ?? type, sent), events };
+    if (type !== undefined && FINAL_EVENTS.has(type)) {
+      frame.last = true;
+      // The object the client receives: for a failure, its cleaned text (parsed again, rarely).
+      const payload = sent === data ? parsed : parseJson(sent);
+      const response = payload.ok && isRecord(payload.value) ? payload.value.response : undefined;
+      if (isRecord(response)) frame.finalResponse = response;
+    } else if (type !== undefined && SNAPSHOT_EVENTS.has(type) && isRecord(parsed.value) && isRecord(parsed.value.response)) {
+      this.#snapshot = parsed.value.response;
+    }
+    return frame;
+  }
+
+  end(error: unknown): PassthroughFrame {
+    return this.#failed(error === undefined ? CUT_SHORT : failureText(error), this.#reader.nextSequenceNumber);
+  }
+
+  #failed(message: string, sequenceNumber: number): PassthroughFrame {
+    const snapshot = this.#snapshot;
+    return failureFrame({ message, sequenceNumber, ...(snapshot === undefined ? {} : { response: withClientModel(snapshot, this.#clientModel) }) });
+  }
 }
 
 /**
