@@ -30,8 +30,9 @@ export interface CanonicalRoute {
 export const CUT_SHORT = 'The upstream closed the stream before the answer was complete.';
 
 export async function* streamCanonical(client: UpstreamHttpClient, route: CanonicalRoute, call: ProviderCall): AsyncGenerator<CanonicalEvent> {
-  const controller = new AbortController();
-  const signal = AbortSignal.any([call.signal, controller.signal]);
+  // The client's signal as is: leaving early destroys the body, which aborts the request itself
+  // (no second controller and AbortSignal.any per call).
+  const signal = call.signal;
   // Throws UpstreamError before anything is yielded, so that the router can still fail over.
   const response = await client.post(route.path, route.body, { signal, requestId: call.requestId, stream: true });
   let bodyFinished = false;
@@ -72,10 +73,7 @@ export async function* streamCanonical(client: UpstreamHttpClient, route: Canoni
     }
     yield { type: 'error', code: 'upstream_error', message: failure ?? CUT_SHORT };
   } finally {
-    if (!bodyFinished) {
-      controller.abort();
-      response.body.destroy();
-    }
+    if (!bodyFinished) response.body.destroy();
   }
 }
 
