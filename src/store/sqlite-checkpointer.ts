@@ -195,6 +195,9 @@ export async function startSqliteCheckpointer(filename: string, options: SqliteC
     stop: () =>
       (stopping ??= (async () => {
         if (!running) return;
+        // Kept alive until it has ended: a process with nothing else left to do (a refused start)
+        // would otherwise exit while this is awaited, with its last checkpoint unfinished.
+        worker.ref();
         worker.postMessage('stop');
         const grace = setTimeout(() => void worker.terminate(), STOP_GRACE_MS);
         grace.unref();
