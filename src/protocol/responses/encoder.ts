@@ -180,7 +180,7 @@ export class ResponsesEncoder {
     const item = this.output[this.openMessage];
     if (item?.type !== 'message') return;
     item.text += delta;
-    this.emit('response.output_text.delta', { ...this.itemRef(this.openMessage), content_index: 0, delta, logprobs: [] });
+    if (this.options.stream) this.emit('response.output_text.delta', { ...this.itemRef(this.openMessage), content_index: 0, delta, logprobs: [] });
   }
 
   /** Reasoning normally precedes the answer; if it comes after text, it starts a new item. */
@@ -195,7 +195,7 @@ export class ResponsesEncoder {
     const item = this.output[this.openReasoning];
     if (item?.type !== 'reasoning') return;
     item.text += delta;
-    this.emit('response.reasoning_summary_text.delta', { ...this.itemRef(this.openReasoning), summary_index: 0, delta });
+    if (this.options.stream) this.emit('response.reasoning_summary_text.delta', { ...this.itemRef(this.openReasoning), summary_index: 0, delta });
   }
 
   private startCall(index: number, callId: string, name: string): void {
@@ -229,7 +229,7 @@ export class ResponsesEncoder {
     }
     if (item?.type !== 'function_call') return;
     item.arguments += delta;
-    this.emit('response.function_call_arguments.delta', { ...this.itemRef(outputIndex), delta });
+    if (this.options.stream) this.emit('response.function_call_arguments.delta', { ...this.itemRef(outputIndex), delta });
   }
 
   private endCall(index: number, status: ItemStatus): void {
@@ -299,6 +299,7 @@ export class ResponsesEncoder {
     return { item_id: this.output[outputIndex]?.id ?? '', output_index: outputIndex };
   }
 
+  /** Adds a frame when streaming; the per-delta callers check `stream` first, so a whole answer builds no fields per delta. */
   private emit(type: string, fields: Record<string, unknown>): void {
     if (!this.options.stream) return;
     this.frames.push(sseFrame(type, { type, sequence_number: this.sequenceNumber, ...fields }));
