@@ -32,8 +32,8 @@ export function responseRow(stored: StoredResponse): ResponseRowValues {
 
 /**
  * Inserts the response, or replaces the one with the same id. A row with that id owned by another
- * account is left alone and the save throws: ids are random, so that only happens to a forged or
- * recycled id, and it must never move a response between accounts. On SQLite the store saves
+ * account is left alone and the save throws: ids are unique (lib/ids.ts), so that only happens
+ * to a forged or recycled id, and it must never move a response between accounts. On SQLite the store saves
  * through SAVE_RESPONSE_SQL in the hold group commit instead (sqlite-hold-statements.ts).
  */
 export async function saveResponse(db: Kysely<Database>, stored: StoredResponse): Promise<void> {
