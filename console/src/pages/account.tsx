@@ -18,6 +18,7 @@ import { UsageSection } from '../components/usage-section';
 import { KeysSection } from './keys-section';
 import { LedgerSection } from './ledger-section';
 import { ThresholdForm } from './threshold-form';
+import { useAction } from '../use-action';
 
 export function AccountPage() {
   const { params } = useRoute();
@@ -107,8 +108,7 @@ function AdjustForm({ account, onStart, onDone }: FormProps) {
   const [direction, setDirection] = useState<'credit' | 'debit'>('credit');
   const [amount, setAmount] = useState('');
   const [reason, setReason] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, attempt } = useAction();
   async function submit(event: Event): Promise<void> {
     event.preventDefault();
     onStart();
@@ -116,18 +116,12 @@ function AdjustForm({ account, onStart, onDone }: FormProps) {
       setError(new Error('Enter an amount in dollars above zero, with at most 9 decimals (like 10 or 0.25).'));
       return;
     }
-    setBusy(true);
-    setError(null);
-    try {
+    await attempt(async () => {
       await api.adjustAccount(account.id, direction, amount.trim(), reason.trim());
       onDone(`${direction === 'credit' ? 'Credited' : 'Debited'} ${formatUsd(amount.trim())} (${reason.trim()}).`);
       setAmount('');
       setReason('');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
     <section class="card" aria-labelledby="adjust-heading">
@@ -166,21 +160,14 @@ function AdjustForm({ account, onStart, onDone }: FormProps) {
 
 function RenameForm({ account, onStart, onDone }: FormProps) {
   const [name, setName] = useState(account.name);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAction();
   async function submit(event: Event): Promise<void> {
     event.preventDefault();
     onStart();
-    setBusy(true);
-    setError(null);
-    try {
+    await attempt(async () => {
       const renamed = await api.renameAccount(account.id, name.trim());
       onDone(`Renamed to ${renamed.name}.`);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
     <section class="card" aria-labelledby="rename-heading">
@@ -204,21 +191,14 @@ function RenameForm({ account, onStart, onDone }: FormProps) {
 /** Disabling asks for a second press: its keys are refused everywhere within a second. */
 function StatusForm({ account, onStart, onDone }: FormProps) {
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAction();
   async function change(disabled: boolean): Promise<void> {
     onStart();
-    setBusy(true);
-    setError(null);
-    try {
+    await attempt(async () => {
       await api.setAccountDisabled(account.id, disabled);
       setConfirming(false);
       onDone(disabled ? 'Account disabled: its keys are refused.' : 'Account enabled.');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
     <section class="card" aria-labelledby="status-heading">

@@ -11,6 +11,7 @@ import { Time } from '../components/time';
 import { Usd } from '../components/usd';
 import { roleReaches, useAdminSession } from '../session';
 import { useLoad } from '../use-load';
+import { useAction } from '../use-action';
 
 export function AccountsPage() {
   const session = useAdminSession();
@@ -131,19 +132,13 @@ function NewAccountForm() {
   const location = useLocation();
   const [name, setName] = useState('');
   const [balance, setBalance] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAction();
   async function submit(event: Event): Promise<void> {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await attempt(async () => {
       const account = await api.createAccount(name.trim(), balance.trim());
       location.route(`/console/accounts/${encodeURIComponent(account.id)}`);
-    } catch (failure) {
-      setError(failure);
-      setBusy(false);
-    }
+    });
   }
   return (
     <section aria-labelledby="new-account-heading" class="card">

@@ -10,6 +10,7 @@ import { Time } from '../components/time';
 import { useAdminSession } from '../session';
 import type { AdminRole, AdminToken } from '../types';
 import { useLoad } from '../use-load';
+import { useAction } from '../use-action';
 
 export function AdminTokensPage() {
   const session = useAdminSession();
@@ -71,20 +72,13 @@ export function AdminTokensPage() {
 }
 
 function TokenRow({ token, mine, onChanged }: { token: AdminToken; mine: boolean; onChanged: () => void }) {
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAction();
   const label = token.name ?? token.prefix;
   async function toggle(): Promise<void> {
-    setBusy(true);
-    setError(null);
-    try {
+    await attempt(async () => {
       await api.setAdminTokenDisabled(token.id, !token.disabled);
       onChanged();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
     <tr>
@@ -120,20 +114,13 @@ function TokenRow({ token, mine, onChanged }: { token: AdminToken; mine: boolean
 function NewTokenForm({ onCreated }: { onCreated: (token: AdminToken & { token: string }) => void }) {
   const [role, setRole] = useState<AdminRole>('viewer');
   const [name, setName] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAction();
   async function submit(event: Event): Promise<void> {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await attempt(async () => {
       onCreated(await api.createAdminToken(role, name.trim()));
       setName('');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
     <section class="card" aria-labelledby="new-token-heading">

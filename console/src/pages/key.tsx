@@ -16,6 +16,7 @@ import { keyFields, keySettings } from '../key-settings';
 import { roleReaches, useAdminSession } from '../session';
 import type { KeyDetails } from '../types';
 import { useLoad } from '../use-load';
+import { useAction } from '../use-action';
 
 export function KeyPage() {
   const { params } = useRoute();
@@ -125,21 +126,14 @@ interface ChangeProps {
 
 function SettingsForm({ keyDetails, onStart, onDone }: ChangeProps) {
   const [fields, setFields] = useState(() => keyFields(keyDetails));
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAction();
   async function submit(event: Event): Promise<void> {
     event.preventDefault();
     onStart();
-    setError(null);
-    setBusy(true);
-    try {
+    await attempt(async () => {
       await api.updateKey(keyDetails.id, keySettings(fields));
       onDone('Key settings saved.');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
     <section class="card" aria-labelledby="settings-heading">
@@ -160,20 +154,13 @@ function SettingsForm({ keyDetails, onStart, onDone }: ChangeProps) {
 function KeyActions({ keyDetails, onStart, onDone, onRotated }: ChangeProps & { onRotated: (secret: string) => void }) {
   const location = useLocation();
   const [confirming, setConfirming] = useState<'rotate' | 'delete' | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAction();
   async function run(action: () => Promise<void>): Promise<void> {
     onStart();
-    setError(null);
-    setBusy(true);
-    try {
+    await attempt(async () => {
       await action();
       setConfirming(null);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   const name = keyDetails.name ?? keyDetails.prefix;
   return (

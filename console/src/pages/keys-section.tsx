@@ -14,6 +14,7 @@ import { Usd } from '../components/usd';
 import { emptyKeyFields, keySettings } from '../key-settings';
 import type { Key } from '../types';
 import { useLoad } from '../use-load';
+import { useAction } from '../use-action';
 
 export function KeysSection({ accountId, canChange }: { accountId: string; canChange: boolean }) {
   const keys = useLoad(() => api.keys({ account: accountId }), [accountId]);
@@ -94,23 +95,16 @@ function KeyTable({ keys }: { keys: Key[] }) {
 
 function NewKeyForm({ accountId, onCreated }: { accountId: string; onCreated: (secret: string, model: string) => void }) {
   const [fields, setFields] = useState(emptyKeyFields);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAction();
   async function submit(event: Event): Promise<void> {
     event.preventDefault();
-    setError(null);
-    setBusy(true);
-    try {
+    await attempt(async () => {
       const settings = keySettings(fields);
       const created = await api.createKey(accountId, settings);
       const model = created.models?.[0] ?? (await api.catalog().then((catalog) => catalog.models.find((entry) => entry.enabled)?.id, () => undefined)) ?? 'MODEL';
       setFields(emptyKeyFields());
       onCreated(created.key, model);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
     <section class="card" aria-labelledby="new-key-heading">

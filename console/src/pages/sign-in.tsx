@@ -3,27 +3,21 @@ import { api } from '../api';
 import { ErrorNotice } from '../components/notice';
 import { usePageTitle } from '../page-title';
 import type { Session } from '../types';
+import { useAction } from '../use-action';
 
 /** Exchanges an admin token or an API key for a session cookie; the token itself is not kept. */
 export function SignInPage({ ended, onSignedIn }: { ended: boolean; onSignedIn: (session: Session) => void }) {
   usePageTitle('Sign in');
   const [token, setToken] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, attempt } = useAction();
 
   async function submit(event: Event): Promise<void> {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await attempt(async () => {
       const session = await api.signIn(token.trim());
       setToken('');
       onSignedIn(session);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (

@@ -4,29 +4,23 @@ import { api } from '../api';
 import { ErrorNotice } from '../components/notice';
 import { formatUsd, isPositiveUsdAmount } from '../money';
 import type { Account } from '../types';
+import { useAction } from '../use-action';
 
 export function ThresholdForm({ account, onStart, onDone }: { account: Account; onStart: () => void; onDone: (message: string) => void }) {
   const current = account.low_balance_threshold_usd ?? null;
   const [amount, setAmount] = useState(current ?? '');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, attempt } = useAction();
   async function save(threshold: string | null): Promise<void> {
     onStart();
     if (threshold !== null && !isPositiveUsdAmount(threshold)) {
       setError(new Error('Enter an amount in dollars above zero, with at most 9 decimals.'));
       return;
     }
-    setError(null);
-    setBusy(true);
-    try {
+    await attempt(async () => {
       await api.setLowBalanceThreshold(account.id, threshold);
       onDone(threshold === null ? 'Low-balance alert removed.' : `Low-balance alert below ${formatUsd(threshold)}.`);
       if (threshold === null) setAmount('');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
     <section class="card" aria-labelledby="threshold-heading">
