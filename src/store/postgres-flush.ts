@@ -1,13 +1,30 @@
 /**
  * Durability for PostgreSQL transactions that commit with `synchronous_commit = off` (the request
  * path's batches: postgres-hold-batch.ts, postgres-response-batch.ts). Such a commit releases its
- * row locks and becomes visible without waiting for the disk; it is durable once the WAL is flushed
- * past its commit record. PostgreSQL's WAL is one sequence, so a transaction that commits
- * synchronously after it flushes it too: the flush here is such a transaction, the smallest one
- * that has a commit record to flush (it only takes a transaction id). No caller is told a write
- * happened before the flush that covers it has returned, so nothing a crash could take back is
- * ever acted on; another transaction that saw the write commits after it in the WAL, so it is
- * never durable without it either.
+ * row locks and becomes visible without waiting for the disk; it is durable once the WAL is written
+ * and flushed past its commit record, which otherwise happens when the WAL writer gets to it (up to
+ * three times `wal_writer_delay` later), not before the client is answered.
+ *
+ * The flush is a transaction that makes PostgreSQL flush the WAL at its own commit. PostgreSQL's
+ * log is one sequence, so flushing up to this commit record flushes every commit record before it:
+ * every batch that had committed when the flush began. A commit waits for that flush only when its
+ * transaction has a transaction id, wrote WAL before its commit record, and runs with
+ * `synchronous_commit` above `off` (RecordTransactionCommit in PostgreSQL's xact.c). Taking an id
+ * alone (`pg_current_xact_id()`, this file's first form) writes no WAL, so such a commit was
+ * asynchronous too and flushed nothing: with the WAL writer paused and the server killed, every
+ * charge acknowledged meanwhile was gone after the restart. `pg_logical_emit_message(true, …)`
+ * takes an id and writes one small WAL record (an empty message with the prefix `tollgate`, which
+ * only logical decoding ever reads); it needs no privilege and works at every `wal_level`.
+ *
+ * The flush commits at the level the server has for the gateway's connections (so with a
+ * synchronous standby it waits for the standby, as every plain commit does, and `remote_apply` is
+ * kept), except that `off` becomes `local`: the promise that a charge is on disk before its answer
+ * ends holds even when an operator turned synchronous commits off, without waiting for a standby
+ * the operator did not ask for. The test: test/e2e/postgres-durability.test.ts.
+ *
+ * No caller is told a write happened before the flush that covers it has returned, so nothing a
+ * crash could take back is ever acted on; another transaction that saw the write commits after it
+ * in the WAL, so it is never durable without it either.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
@@ -42,7 +59,10 @@ export function createDurableFlush(db: Kysely<Database>): DurableFlush {
   };
 }
 
+/** The server's `synchronous_commit` for this transaction, but never `off` (see above). */
+const FLUSH_LEVEL = sql`case current_setting('synchronous_commit') when 'off' then 'local' else current_setting('synchronous_commit') end`;
+
 async function flushCommitted(db: Kysely<Database>): Promise<void> {
-  await sql`select pg_current_xact_id()`.execute(db);
+  await sql`select set_config('synchronous_commit', ${FLUSH_LEVEL}, true), pg_logical_emit_message(true, 'tollgate', '')`.execute(db);
 }
 

@@ -44,8 +44,8 @@ export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: D
       }
     }
     if (written === undefined) {
-      // Each on its own and in order (a later save of an id replaces an earlier one), with a
-      // commit that waits for the disk: the rare path stays the plain one.
+      // Each on its own and in order (a later save of an id replaces an earlier one): the rare path
+      // stays the plain one, and the flush makes its saves durable as it does the batch's.
       const outcomes: Array<Outcome<void>> = [];
       for (const save of saves) {
         try {
@@ -55,7 +55,7 @@ export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: D
           outcomes.push({ ok: false, error });
         }
       }
-      return { outcomes, durable: Promise.resolve() };
+      return { outcomes, durable: flush() };
     }
     const writtenIds = written;
     const outcomes = saves.map(({ row }): Outcome<void> =>
