@@ -72,4 +72,11 @@ describe('config', () => {
     expect(() => parseConfig({ ...base, metrics: { require_admin_token: 'yes' } })).toThrow(/metrics\.require_admin_token/);
     expect(() => parseConfig({ ...base, metrics: { require_token: true } })).toThrow(ConfigError);
   });
+
+  it('rate_limits.auth_lookups_per_second: 1000 by default, 0 turns it off', () => {
+    const base = { providers: [{ name: 'sim', type: 'simulated' }], models: [{ id: 'm', prices: { input: 1, output: 1 }, targets: [{ provider: 'sim', model: 'x' }] }] };
+    expect(parseConfig(base).rate_limits.auth_lookups_per_second).toBe(1_000);
+    expect(parseConfig({ ...base, rate_limits: { auth_lookups_per_second: 0 } }).rate_limits.auth_lookups_per_second).toBe(0);
+    expect(() => parseConfig({ ...base, rate_limits: { auth_lookups_per_second: -1 } })).toThrow(/rate_limits\.auth_lookups_per_second/);
+  });
 });

@@ -220,13 +220,22 @@ export const configFileSchema = z
         /** When the shared limit store (Redis) cannot be reached: admit (`open`) or refuse (`closed`). */
         on_backend_failure: z.enum(['open', 'closed']).default('open'),
         /**
-         * Failed authentications (unknown, disabled or expired keys) admitted per client address per
-         * minute; past it the address gets 429 before any key lookup. 0 turns it off.
+         * Failed authentications (unknown, disabled or expired keys) answered with 401 per client
+         * address per minute; past it, further failures get 429. Only failures count: a usable key is
+         * never refused for its address's failures. Admin tokens (and console sessions) have an
+         * allowance of the same size of their own. 0 turns it off.
          */
         auth_failures_per_minute: z.number().int().nonnegative().default(30),
+        /**
+         * Credential lookups (keys not cached yet, admin tokens, console sessions) each process may
+         * ask the database for per second, whatever their addresses; past it, 429. Half of it is kept
+         * for addresses within their allowance of failures. API keys and admin tokens have a budget
+         * of this size each. 0 turns it off.
+         */
+        auth_lookups_per_second: z.number().int().nonnegative().default(1_000),
       })
       .strict()
-      .default({ requests: 600, window_seconds: 60, tokens_per_minute: 0, on_backend_failure: 'open', auth_failures_per_minute: 30 }),
+      .default({ requests: 600, window_seconds: 60, tokens_per_minute: 0, on_backend_failure: 'open', auth_failures_per_minute: 30, auth_lookups_per_second: 1_000 }),
     billing: z
       .object({
         /** A hold not settled within this time (a crash) is settled at its last checkpoint. */
