@@ -3,6 +3,7 @@
  * error names the bad field (`models[0].prices.input: ...`). Money is given in USD per 1M tokens
  * and converted once, at load, to integer nano-USD (see billing/money.ts for the arithmetic).
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const usdAmount = z.union([z.number().nonnegative(), z.string().regex(/^\d+(\.\d{1,9})?$/, 'a decimal USD amount')]);
@@ -206,8 +207,35 @@ const DEFAULT_LIMITS = {
   connections_check_interval_ms: 1_000,
 };
 
+/** proxy-addr's names for ranges (Fastify's `trustProxy`): 127.0.0.0/8 and ::1, link-local, unique local. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An IP address, a CIDR range (`10.0.0.0/8`, `fd00::/8`) or one of PROXY_RANGE_NAMES. */
+function isAddressOrRange(value: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(value)) return true;
+  const [address = '', prefix, ...rest] = value.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
+
 export const configFileSchema = z
   .object({
+    /** How the gateway is reached. */
+    server: z
+      .object({
+        /**
+         * Reverse proxies whose `X-Forwarded-For` is believed: addresses, CIDR ranges, or
+         * `loopback`, `linklocal`, `uniquelocal`. A client's address (for its allowance of failed
+         * authentications) is then the nearest address in that header not on this list; with the
+         * list empty, the header is ignored and the address is the TCP peer's.
+         */
+        trusted_proxies: z
+          .array(z.string().trim().refine(isAddressOrRange, 'an IP address, a CIDR range (10.0.0.0/8), loopback, linklocal or uniquelocal'))
+          .default([]),
+      })
+      .strict()
+      .default({ trusted_proxies: [] }),
     providers: z.array(providerSchema).min(1),
     models: z.array(modelSchema).min(1),
     rate_limits: z

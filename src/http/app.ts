@@ -92,6 +92,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // One log line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     bodyLimit: limits.max_body_bytes,
+    // `request.ip` (the address failed authentications are counted by) believes X-Forwarded-For
+    // from these proxies only; with none, it is the TCP peer's. The admin listener's requests go
+    // through this app too (admin/admin-listener.ts), and each worker builds its own app.
+    trustProxy: deps.config.server.trusted_proxies.length === 0 ? false : deps.config.server.trusted_proxies,
     // Slow clients: Node's own receive timeouts, enforced by its connection checker, which bound
     // only the receiving of a request (headers, then the whole body) and never the answer, so a
     // long stream out is not cut. Fastify's `connectionTimeout` (a socket idle timer) is left off:
