@@ -8,7 +8,6 @@
  * the real store wrapped only to count its key lookups.
  */
 import { randomUUID } from 'node:crypto';
-import { get as httpGet } from 'node:http';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
@@ -24,6 +23,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { testCatalog } from '../support/catalog.js';
 import { createTestDatabase, engines, redisUrl, type TestDatabase } from '../support/databases.js';
+import { httpFrom } from '../support/http-from.js';
 
 const INVALID_TOKEN = '{"error":{"message":"Invalid token.","type":"service_api_error","code":""}}';
 const RATE_LIMITED = '{"error":{"message":"Rate limit exceeded.","type":"service_api_error","code":""}}';
@@ -88,23 +88,10 @@ async function newKey(): Promise<{ accountId: string; secret: string }> {
 }
 
 /** Asks for the model list as a client at loopback address `from` (127.0.0.x). */
-function ask(target: Running, secret: string | null, from = '127.0.0.1'): Promise<{ status: number; body: string; retryAfter: string | undefined }> {
-  const url = new URL(`${target.baseUrl}/v1/models`);
-  return new Promise((resolve, reject) => {
-    const outgoing = httpGet(
-      { host: url.hostname, port: url.port, path: url.pathname, localAddress: from, agent: false, headers: secret === null ? {} : { authorization: `Bearer ${secret}` } },
-      (answer) => {
-        let body = '';
-        answer.setEncoding('utf8');
-        answer.on('data', (chunk: string) => (body += chunk));
-        answer.on('end', () => {
-          const retryAfter = answer.headers['retry-after'];
-          resolve({ status: answer.statusCode ?? 0, body, retryAfter });
-        });
-      },
-    );
-    outgoing.on('error', reject);
-  });
+async function ask(target: Running, secret: string | null, from = '127.0.0.1'): Promise<{ status: number; body: string; retryAfter: string | undefined }> {
+  const answer = await httpFrom(`${target.baseUrl}/v1/models`, { from, headers: secret === null ? {} : { authorization: `Bearer ${secret}` } });
+  const retryAfter = answer.headers['retry-after'];
+  return { status: answer.status, body: answer.body, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined };
 }
 
 const badToken = () => `sk-tg-${randomUUID().replaceAll('-', '')}`;
