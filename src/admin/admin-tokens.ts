@@ -3,7 +3,7 @@
  * table) so that neither opens the other's door. Created with a role; the secret is returned once
  * and only its SHA-256 hash is stored. Shared by the CLI and the admin HTTP routes.
  */
-import { ADMIN_TOKEN_PREFIX, displayPrefix, generateKeySecret, hashKeySecret, newId } from '../auth/key-secret.js';
+import { ADMIN_TOKEN_PREFIX, displayPrefix, generateKeySecret, hashesEqual, hashKeySecret, newId } from '../auth/key-secret.js';
 import type { AdminRole, AdminTokenRecord, Store } from '../store/store.js';
 import { AdminError } from './admin-error.js';
 import { auditDraft, CLI_ACTOR, type Actor } from './audit.js';
@@ -46,6 +46,13 @@ export async function createAdminToken(
 
 export async function listAdminTokens(store: Store): Promise<AdminTokenRecord[]> {
   return store.listAdminTokens();
+}
+
+/** The enabled admin token whose secret is `secret`, if any: looked up by its hash, compared in constant time. */
+export async function findUsableAdminToken(store: Store, secret: string): Promise<AdminTokenRecord | undefined> {
+  const hash = hashKeySecret(secret);
+  const token = await store.findAdminTokenByHash(hash);
+  return token !== undefined && !token.disabled && hashesEqual(token.hash, hash) ? token : undefined;
 }
 
 export async function requireAdminToken(store: Store, reference: string): Promise<AdminTokenRecord> {

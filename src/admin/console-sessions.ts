@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN_PREFIX, hashesEqual, hashKeySecret, KEY_PREFIX } from '../auth/key-secret.js';
 import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, Store } from '../store/store.js';
+import { findUsableAdminToken } from './admin-tokens.js';
 
 /** How long a console session lasts; logging in again starts a new one. */
 export const CONSOLE_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
@@ -35,12 +36,12 @@ export interface OpenedSession {
  */
 export async function subjectOfCredential(store: Store, credential: string, now: Date): Promise<ConsoleSubject | undefined> {
   if (credential.length > 200) return undefined;
-  const hash = hashKeySecret(credential);
   if (credential.startsWith(ADMIN_TOKEN_PREFIX)) {
-    const token = await store.findAdminTokenByHash(hash);
-    return token !== undefined && hashesEqual(token.hash, hash) && !token.disabled ? { kind: 'admin', token } : undefined;
+    const token = await findUsableAdminToken(store, credential);
+    return token === undefined ? undefined : { kind: 'admin', token };
   }
   if (credential.startsWith(KEY_PREFIX)) {
+    const hash = hashKeySecret(credential);
     const found = await store.findKeyByHash(hash);
     if (found === undefined || !hashesEqual(found.key.hash, hash)) return undefined;
     return usableKeyHolder(found.key, found.account, now);

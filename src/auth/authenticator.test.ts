@@ -173,52 +173,55 @@ describe('Authenticator', () => {
     expect((await authenticator.authenticate(`Bearer ${secret}`))?.account.id).toBe(account.id);
   });
 
-  it('asks its guard before every lookup, never for a cached usable key, and reports the usable ones', async () => {
+  it('asks its guard before every lookup and reports every failure, never for a cached usable key', async () => {
     const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
     const { key, secret } = await createKey(store, { accountRef: account.id });
     const calls: string[] = [];
     const guard: LookupGuard = {
-      admit: async () => {
-        calls.push('admit');
+      beforeLookup: async () => {
+        calls.push('lookup');
       },
-      succeeded: async () => {
-        calls.push('succeeded');
+      failed: async () => {
+        calls.push('failed');
       },
     };
     const authenticator = new Authenticator({ store });
+    // A usable key: one lookup, no failure; then from the cache, without the guard.
     expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).not.toBeNull();
-    expect(calls).toEqual(['admit', 'succeeded']);
     expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).not.toBeNull();
-    expect(calls).toEqual(['admit', 'succeeded']);
-    // Unknown (looked up, then cached as unknown): both count as failures.
+    expect(calls).toEqual(['lookup']);
+    // Unknown: looked up once, then known to be unknown; each is a failure.
     expect(await authenticator.authenticate('Bearer sk-tg-nope', guard)).toBeNull();
     expect(await authenticator.authenticate('Bearer sk-tg-nope', guard)).toBeNull();
-    // A cached key that is disabled is a failure too.
+    expect(calls).toEqual(['lookup', 'lookup', 'failed', 'failed']);
+    // A disabled key: looked up once, then a cached failure without a lookup.
     await setKeyDisabled(store, key.id, true);
     authenticator.invalidate();
     expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).toBeNull();
     expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).toBeNull();
     // Malformed headers need no lookup and do not reach the guard.
     expect(await authenticator.authenticate('Basic abc', guard)).toBeNull();
-    expect(calls).toEqual(['admit', 'succeeded', 'admit', 'admit', 'admit', 'admit']);
-    // A guard that refuses stops the lookup.
+    expect(calls).toEqual(['lookup', 'lookup', 'failed', 'failed', 'lookup', 'failed', 'failed']);
+    // A guard that refuses the lookup stops it; one that refuses the failure answers for it.
     const counted = countingLookups(store);
     const refusing = new Authenticator({ store: counted.store });
     const refusal = new Error('refused');
-    await expect(refusing.authenticate('Bearer sk-tg-other', { admit: () => Promise.reject(refusal), succeeded: async () => {} })).rejects.toBe(refusal);
+    await expect(refusing.authenticate('Bearer sk-tg-other', { beforeLookup: () => Promise.reject(refusal), failed: async () => {} })).rejects.toBe(refusal);
     expect(counted.lookups()).toBe(0);
+    await expect(refusing.authenticate('Bearer sk-tg-other', { beforeLookup: async () => {}, failed: () => Promise.reject(refusal) })).rejects.toBe(refusal);
+    expect(counted.lookups()).toBe(1);
   });
 
-  it('shares one lookup among requests that arrive together with a key not cached yet: one guard point, one query', async () => {
+  it('shares one lookup among requests that arrive together with a key not cached yet: one guard call, one query', async () => {
     const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
     const { secret } = await createKey(store, { accountRef: account.id });
     const counted = countingLookups(slowLookups(store, 50));
     const calls: string[] = [];
-    const guard: LookupGuard = { admit: async () => void calls.push('admit'), succeeded: async () => void calls.push('succeeded') };
+    const guard: LookupGuard = { beforeLookup: async () => void calls.push('lookup'), failed: async () => void calls.push('failed') };
     const authenticator = new Authenticator({ store: counted.store });
     const found = await Promise.all(Array.from({ length: 60 }, () => authenticator.authenticate(`Bearer ${secret}`, guard)));
     expect(found.every((entry) => entry !== null)).toBe(true);
     expect(counted.lookups()).toBe(1);
-    expect(calls).toEqual(['admit', 'succeeded']);
+    expect(calls).toEqual(['lookup']);
   });
 });

@@ -28,14 +28,15 @@ export interface AuthenticatorOptions {
 }
 
 /**
- * Consulted for every token that is not a usable key already cached, before the lookup (see
- * http/api-hooks.ts: the per-address limit on failed authentications).
+ * What a request's client is allowed (see http/auth-guards.ts: failed authentications per client
+ * address, and this process's budget of database lookups). Never consulted for a usable key found
+ * in the cache.
  */
 export interface LookupGuard {
-  /** Before the lookup; throws to refuse the request without one. */
-  admit(): Promise<void>;
-  /** The token turned out to be a usable key: what `admit` counted was no failure. */
-  succeeded(): Promise<void>;
+  /** Before a database lookup; throws to refuse the request without one. */
+  beforeLookup(): Promise<void>;
+  /** The token is no usable key: counts the failure; throws to answer it otherwise than with a 401. */
+  failed(): Promise<void>;
 }
 
 interface CacheEntry {
@@ -73,7 +74,9 @@ export class Authenticator {
 
   /**
    * The key for an `Authorization` header value, or null when it must be refused (401). A usable
-   * key found in the cache answers at once; any other well-formed token passes `guard` first.
+   * key found in the cache answers at once; any other well-formed token passes `guard` before a
+   * database lookup, and is reported to it when it is no usable key (a token already known to be
+   * unknown, disabled or expired costs no lookup).
    */
   async authenticate(authorization: string | undefined, guard?: LookupGuard): Promise<AuthenticatedKey | null> {
     const token = bearerToken(authorization);
@@ -86,31 +89,26 @@ export class Authenticator {
       const usable = usableKey(entry.value, hash, now);
       if (usable !== null) return usable;
     }
-    // Requests that arrive together with a token not cached yet share one lookup, and only the
-    // first takes a failed-authentication point (a burst on a new key is not a flood of failures).
-    // If that first one is refused by its guard, the others try on their own.
+    // Requests that arrive together with a token not cached yet share one lookup (a burst on a new
+    // key is one query). If the first one's guard refuses it, the others try on their own.
     const running = entry === undefined ? this.lookups.get(hash) : undefined;
-    if (running !== undefined) {
-      const shared = await running.catch(() => undefined);
-      if (shared !== undefined) return shared === null ? null : usableKey(shared, hash, now);
-    }
+    const shared = running === undefined ? undefined : await running.catch(() => undefined);
     let found: KeyWithAccount | null;
-    if (entry === undefined) {
-      found = await this.sharedLookUp(hash, now, guard);
-    } else {
-      // Cached, but not usable (disabled, expired): a failure, counted without a lookup.
-      await guard?.admit();
-      found = entry.value;
-    }
+    if (shared !== undefined) found = shared;
+    // Cached, but not usable (disabled, expired): a failure, counted without a lookup.
+    else if (entry !== undefined) found = entry.value;
+    // Known to be unknown: a failure too, and no query.
+    else if (this.unknownTokens.has(hash)) found = null;
+    else found = await this.sharedLookUp(hash, now, guard);
     const usable = found === null ? null : usableKey(found, hash, now);
-    if (usable !== null) await guard?.succeeded();
+    if (usable === null) await guard?.failed();
     return usable;
   }
 
-  /** Admits (guard) and looks up `hash`, as the one lookup other requests for it wait on meanwhile. */
+  /** Asks `guard` and looks up `hash`, as the one lookup other requests for it wait on meanwhile. */
   private sharedLookUp(hash: string, now: number, guard: LookupGuard | undefined): Promise<KeyWithAccount | null> {
     const lookup = (async () => {
-      await guard?.admit();
+      await guard?.beforeLookup();
       return this.lookUp(hash, now);
     })().finally(() => this.lookups.delete(hash));
     this.lookups.set(hash, lookup);
@@ -118,7 +116,6 @@ export class Authenticator {
   }
 
   private async lookUp(hash: string, now: number): Promise<KeyWithAccount | null> {
-    if (this.unknownTokens.has(hash)) return null;
     const generation = this.generation;
     const found = (await this.store.findKeyByHash(hash)) ?? null;
     // A change announced while we read may have come after our read: use the answer for this

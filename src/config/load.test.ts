@@ -72,4 +72,21 @@ describe('config', () => {
     expect(() => parseConfig({ ...base, metrics: { require_admin_token: 'yes' } })).toThrow(/metrics\.require_admin_token/);
     expect(() => parseConfig({ ...base, metrics: { require_token: true } })).toThrow(ConfigError);
   });
+
+  it('server.trusted_proxies: none by default; addresses, CIDR ranges and proxy-addr names; anything else names the entry', () => {
+    const base = { providers: [{ name: 'sim', type: 'simulated' }], models: [{ id: 'm', prices: { input: 1, output: 1 }, targets: [{ provider: 'sim', model: 'x' }] }] };
+    expect(parseConfig(base).server).toEqual({ trusted_proxies: [] });
+    const proxies = ['10.0.0.5', '10.0.0.0/8', '::1', 'fd00::/8', 'loopback', 'uniquelocal'];
+    expect(parseConfig({ ...base, server: { trusted_proxies: proxies } }).server.trusted_proxies).toEqual(proxies);
+    for (const bad of ['10.0.0.0/33', 'proxy.internal', '10.0.0.0/8/8', '::1/129', '*']) {
+      expect(() => parseConfig({ ...base, server: { trusted_proxies: ['127.0.0.1', bad] } })).toThrow(/server\.trusted_proxies\[1\]/);
+    }
+  });
+
+  it('rate_limits.auth_lookups_per_second: 1000 by default, 0 turns it off', () => {
+    const base = { providers: [{ name: 'sim', type: 'simulated' }], models: [{ id: 'm', prices: { input: 1, output: 1 }, targets: [{ provider: 'sim', model: 'x' }] }] };
+    expect(parseConfig(base).rate_limits.auth_lookups_per_second).toBe(1_000);
+    expect(parseConfig({ ...base, rate_limits: { auth_lookups_per_second: 0 } }).rate_limits.auth_lookups_per_second).toBe(0);
+    expect(() => parseConfig({ ...base, rate_limits: { auth_lookups_per_second: -1 } })).toThrow(/rate_limits\.auth_lookups_per_second/);
+  });
 });

@@ -3,6 +3,7 @@
  * error names the bad field (`models[0].prices.input: ...`). Money is given in USD per 1M tokens
  * and converted once, at load, to integer nano-USD (see billing/money.ts for the arithmetic).
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const usdAmount = z.union([z.number().nonnegative(), z.string().regex(/^\d+(\.\d{1,9})?$/, 'a decimal USD amount')]);
@@ -206,8 +207,35 @@ const DEFAULT_LIMITS = {
   connections_check_interval_ms: 1_000,
 };
 
+/** proxy-addr's names for ranges (Fastify's `trustProxy`): 127.0.0.0/8 and ::1, link-local, unique local. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An IP address, a CIDR range (`10.0.0.0/8`, `fd00::/8`) or one of PROXY_RANGE_NAMES. */
+function isAddressOrRange(value: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(value)) return true;
+  const [address = '', prefix, ...rest] = value.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
+
 export const configFileSchema = z
   .object({
+    /** How the gateway is reached. */
+    server: z
+      .object({
+        /**
+         * Reverse proxies whose `X-Forwarded-For` is believed: addresses, CIDR ranges, or
+         * `loopback`, `linklocal`, `uniquelocal`. A client's address (for its allowance of failed
+         * authentications) is then the nearest address in that header not on this list; with the
+         * list empty, the header is ignored and the address is the TCP peer's.
+         */
+        trusted_proxies: z
+          .array(z.string().trim().refine(isAddressOrRange, 'an IP address, a CIDR range (10.0.0.0/8), loopback, linklocal or uniquelocal'))
+          .default([]),
+      })
+      .strict()
+      .default({ trusted_proxies: [] }),
     providers: z.array(providerSchema).min(1),
     models: z.array(modelSchema).min(1),
     rate_limits: z
@@ -220,13 +248,22 @@ export const configFileSchema = z
         /** When the shared limit store (Redis) cannot be reached: admit (`open`) or refuse (`closed`). */
         on_backend_failure: z.enum(['open', 'closed']).default('open'),
         /**
-         * Failed authentications (unknown, disabled or expired keys) admitted per client address per
-         * minute; past it the address gets 429 before any key lookup. 0 turns it off.
+         * Failed authentications (unknown, disabled or expired keys) answered with 401 per client
+         * address per minute; past it, further failures get 429. Only failures count: a usable key is
+         * never refused for its address's failures. Admin tokens (and console sessions) have an
+         * allowance of the same size of their own. 0 turns it off.
          */
         auth_failures_per_minute: z.number().int().nonnegative().default(30),
+        /**
+         * Credential lookups (keys not cached yet, admin tokens, console sessions) each process may
+         * ask the database for per second, whatever their addresses; past it, 429. Half of it is kept
+         * for addresses within their allowance of failures. API keys and admin tokens have a budget
+         * of this size each. 0 turns it off.
+         */
+        auth_lookups_per_second: z.number().int().nonnegative().default(1_000),
       })
       .strict()
-      .default({ requests: 600, window_seconds: 60, tokens_per_minute: 0, on_backend_failure: 'open', auth_failures_per_minute: 30 }),
+      .default({ requests: 600, window_seconds: 60, tokens_per_minute: 0, on_backend_failure: 'open', auth_failures_per_minute: 30, auth_lookups_per_second: 1_000 }),
     billing: z
       .object({
         /** A hold not settled within this time (a crash) is settled at its last checkpoint. */

@@ -1,26 +1,28 @@
 /**
  * The hooks every API route runs before its body is parsed, in the spec's order: key, then rate
- * limit. Unknown routes never reach them (route comes first). Within the key step, an address
- * past its limit of failed authentications gets the 429 instead of a lookup.
+ * limit. Unknown routes never reach them (route comes first). Within the key step, a made-up key
+ * from an address past its allowance of failed authentications, or a lookup this process's budget
+ * refuses, gets the 429 (auth-guards.ts).
  */
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Authenticator, LookupGuard } from '../auth/authenticator.js';
+import type { Authenticator } from '../auth/authenticator.js';
 import type { ConfigFile } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { rateLimitHeaders, retryAfterHeaders } from '../ratelimit/headers.js';
 import type { Limiter, LimitDecision } from '../ratelimit/limiter.js';
 import type { ApiContext } from './api-context.js';
+import type { AuthGuards } from './auth-guards.js';
 
 export function createApiHooks(deps: {
   authenticator: Authenticator;
+  authGuards: AuthGuards;
   limiter: Limiter;
   rateLimits: ConfigFile['rate_limits'];
   /** Also take the key from `x-api-key` (Anthropic's header; it wins over `Authorization`, as there). */
   apiKeyHeader?: boolean;
 }): onRequestAsyncHookHandler[] {
-  const failuresPerMinute = deps.rateLimits.auth_failures_per_minute;
   const authenticate: onRequestAsyncHookHandler = async (request) => {
-    const guard = failuresPerMinute > 0 ? failedAuthLimit(deps.limiter, request.ip, failuresPerMinute) : undefined;
+    const guard = deps.authGuards.guard('key', request);
     const apiKey = deps.apiKeyHeader === true ? request.headers['x-api-key'] : undefined;
     const credential = typeof apiKey === 'string' && apiKey !== '' ? `Bearer ${apiKey}` : request.headers.authorization;
     const found = await deps.authenticator.authenticate(credential, guard);
@@ -41,24 +43,6 @@ export function createApiHooks(deps: {
   };
 
   return [authenticate, limitRequests];
-}
-
-/**
- * Failed authentications per client address, on the same limiter (so across instances with
- * Redis): every well-formed token that is not a cached, usable key takes one point before it is
- * looked up, and a usable one gives it back. Past the limit the address gets 429 without a lookup,
- * so a flood of made-up keys costs the database at most the limit per address per minute. A key
- * already cached keeps working from that address. The admin API counts its tokens here too.
- */
-export function failedAuthLimit(limiter: Limiter, address: string, perMinute: number): LookupGuard {
-  const subject = `authfail:${address}`;
-  return {
-    async admit() {
-      const decision = await limiter.consume(subject, 1, perMinute, 60);
-      if (!decision.allowed) throw new GatewayError('rate_limited', { headers: retryAfterHeaders(decision) });
-    },
-    succeeded: () => limiter.refund(subject, 1, perMinute, 60),
-  };
 }
 
 /** Charges `tokens` to the key's tokens-per-minute window (no-op when the key has none). */

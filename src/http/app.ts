@@ -20,6 +20,7 @@ import './api-context.js';
 import { registerAdminApi } from './admin/admin-api.js';
 import { createAdminAuthentication } from './admin/auth.js';
 import { createApiHooks } from './api-hooks.js';
+import { AuthGuards } from './auth-guards.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
 import type { InFlight } from './in-flight.js';
@@ -91,6 +92,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // One log line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     bodyLimit: limits.max_body_bytes,
+    // `request.ip` (the address failed authentications are counted by) believes X-Forwarded-For
+    // from these proxies only; with none, it is the TCP peer's. The admin listener's requests go
+    // through this app too (admin/admin-listener.ts), and each worker builds its own app.
+    trustProxy: deps.config.server.trusted_proxies.length === 0 ? false : deps.config.server.trusted_proxies,
     // Slow clients: Node's own receive timeouts, enforced by its connection checker, which bound
     // only the receiving of a request (headers, then the whole body) and never the answer, so a
     // long stream out is not cut. Fastify's `connectionTimeout` (a socket idle timer) is left off:
@@ -151,7 +156,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, GatewayError.routeNotFound(request.method, request.url)));
 
-  const onRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits });
+  const authGuards = new AuthGuards({
+    limiter: deps.limiter,
+    failuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
+    lookupsPerSecond: deps.config.rate_limits.auth_lookups_per_second,
+    now: deps.now,
+  });
+  const keyHooks = { authenticator: deps.authenticator, authGuards, limiter: deps.limiter, rateLimits: deps.config.rate_limits };
+  const onRequest = createApiHooks(keyHooks);
   const services: AnswerServices = {
     catalog: deps.catalog,
     router: deps.router,
@@ -168,19 +180,18 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.post('/v1/responses', { onRequest }, createAnswerHandler(responsesSurface, services));
   app.post('/v1/chat/completions', { onRequest }, createAnswerHandler(chatCompletionsSurface, services));
   // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
-  const onAnthropicRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits, apiKeyHeader: true });
+  const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
   app.post('/v1/messages', { onRequest: onAnthropicRequest }, createAnswerHandler(anthropicMessagesSurface, services));
   registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
   // Claude Code's connectivity probe (`HEAD /api/hello` at the base address); no key is sent.
   app.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });
   // Anthropic's clients list models too (with `x-api-key`).
-  const onModelsRequest = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits, apiKeyHeader: true });
+  const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
   registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
   registerStoredResponseRoutes(app, { onRequest, store: deps.store });
   registerAdminApi(app, {
     store: deps.store,
-    limiter: deps.limiter,
-    authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
+    authGuards,
     accountsChanged: () => {
       deps.authenticator.invalidate();
       // Without it (or when Redis is away) the other instances notice through the revision poll.
@@ -194,8 +205,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   registerConsole(app, {
     store: deps.store,
+    authGuards,
     limiter: deps.limiter,
-    authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
     now: deps.now,
     authenticator: deps.authenticator,
     config: deps.config,
@@ -204,15 +215,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     separateAdminListener: deps.adminListener === true,
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
-  registerMetricsRoute(app, deps);
+  registerMetricsRoute(app, deps, authGuards);
   return app;
 }
 
 /** `GET /metrics`, open or (`metrics.require_admin_token`) for admin tokens of any role. */
-function registerMetricsRoute(app: FastifyInstance, deps: AppDeps): void {
+function registerMetricsRoute(app: FastifyInstance, deps: AppDeps, authGuards: AuthGuards): void {
   const scrape = deps.scrapeMetrics ?? (() => deps.metrics.registry.metrics());
   const onRequest = deps.config.metrics.require_admin_token
-    ? [createAdminAuthentication({ store: deps.store, limiter: deps.limiter, authFailuresPerMinute: deps.config.rate_limits.auth_failures_per_minute })]
+    ? [createAdminAuthentication({ store: deps.store, authGuards })]
     : [];
   app.get('/metrics', { onRequest }, async (request, reply) => {
     let text: string;

@@ -28,6 +28,16 @@ describe('memory limiter', () => {
     expect((await limiter.consume('k', 300, 1000, 60)).allowed).toBe(true);
   });
 
+  it('reads a window without changing it when taking no points', async () => {
+    const limiter = createMemoryLimiter();
+    expect(await limiter.consume('k', 0, 2, 60)).toMatchObject({ allowed: true, remaining: 2 });
+    expect((await limiter.consume('k', 1, 2, 60)).remaining).toBe(1);
+    expect((await limiter.consume('k', 0, 2, 60)).remaining).toBe(1);
+    expect((await limiter.consume('k', 1, 2, 60)).remaining).toBe(0);
+    expect(await limiter.consume('k', 0, 2, 60)).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await limiter.consume('k', 1, 2, 60)).allowed).toBe(false);
+  });
+
   it('refused requests do not use up the window', async () => {
     const limiter = createMemoryLimiter();
     expect((await limiter.consume('k', 1, 2, 60)).allowed).toBe(true);

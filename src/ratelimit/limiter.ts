@@ -15,7 +15,10 @@ export interface LimitDecision {
 }
 
 export interface Limiter {
-  /** Takes `points` from `subject`'s window of `limit` per `windowSeconds`. Never throws for a denial. */
+  /**
+   * Takes `points` from `subject`'s window of `limit` per `windowSeconds`. Never throws for a
+   * denial. With 0 points it only reads the window (`remaining`).
+   */
   consume(subject: string, points: number, limit: number, windowSeconds: number): Promise<LimitDecision>;
   /** Gives back `points` taken by an admitted `consume` that turned out not to count. */
   refund(subject: string, points: number, limit: number, windowSeconds: number): Promise<void>;

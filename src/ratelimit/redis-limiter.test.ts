@@ -106,6 +106,15 @@ describe.each([false, true])('with autoPipelining %s', (pipelined) => {
       expect((await second!.consume('tokens', 400, 1_000, 60)).allowed).toBe(false);
     });
 
+    it('reads a shared window without changing it when taking no points', async () => {
+      const [first, second] = await readyLimiters(2);
+      expect(await first!.consume('key_read', 0, 2, 60)).toMatchObject({ allowed: true, remaining: 2 });
+      await second!.consume('key_read', 1, 2, 60);
+      await second!.consume('key_read', 1, 2, 60);
+      expect(await first!.consume('key_read', 0, 2, 60)).toMatchObject({ allowed: true, remaining: 0 });
+      expect((await first!.consume('key_read', 1, 2, 60)).allowed).toBe(false);
+    });
+
     it('fails open while Redis is away, then counts in Redis again when it is back', async () => {
       const proxy = await startTcpProxy(new URL(url));
       try {

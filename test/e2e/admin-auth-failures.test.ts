@@ -1,6 +1,7 @@
 /**
- * Made-up admin tokens count against the address's failed authentications like made-up API keys:
- * past `rate_limits.auth_failures_per_minute`, the spec's 429 before any lookup.
+ * Made-up admin tokens count against the address's failed admin authentications, an allowance of
+ * the size `rate_limits.auth_failures_per_minute` kept apart from the API keys' one: past it, the
+ * spec's 429. Only failures count: a good admin token, and the address's API keys, keep working.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
@@ -31,5 +32,15 @@ describe('admin API failed authentications', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(await limited.json()).toEqual(RATE_LIMITED);
+  });
+
+  it('past the allowance, the good token still works, and so do API keys from the same address', async () => {
+    for (let index = 0; index < 5; index += 1) await list(`tg-admin-again${index}`);
+    expect((await list('tg-admin-once-more')).status).toBe(429);
+    expect((await list(token)).status).toBe(200);
+    const { secret } = await harness.newAccount('1');
+    expect((await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+    // The API keys' allowance is their own: a made-up key is a 401 here.
+    expect((await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: 'Bearer sk-tg-madeup' } })).status).toBe(401);
   });
 });

@@ -1,12 +1,13 @@
 /**
- * A flood of made-up keys must not reach the database beyond a bound, nor slow down valid keys:
+ * A flood of made-up keys must not reach the database beyond a bound, nor lock out valid keys:
  * each client address gets `rate_limits.auth_failures_per_minute` failed authentications (401),
- * then the spec's 429 before any lookup; repeated bad keys are answered from a bounded cache.
- * Real gateways on loopback (several loopback addresses stand for several clients), the real store
- * wrapped only to count its key lookups.
+ * then the spec's 429; only failures count, so a valid key is served from any address. The
+ * database is protected by each process's budget of lookups (`rate_limits.auth_lookups_per_second`),
+ * past which the answer is the spec's 429 before any lookup; repeated bad keys are answered from a
+ * bounded cache. Real gateways on loopback (several loopback addresses stand for several clients),
+ * the real store wrapped only to count its key lookups.
  */
 import { randomUUID } from 'node:crypto';
-import { get as httpGet } from 'node:http';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
@@ -22,6 +23,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { testCatalog } from '../support/catalog.js';
 import { createTestDatabase, engines, redisUrl, type TestDatabase } from '../support/databases.js';
+import { httpFrom } from '../support/http-from.js';
 
 const INVALID_TOKEN = '{"error":{"message":"Invalid token.","type":"service_api_error","code":""}}';
 const RATE_LIMITED = '{"error":{"message":"Rate limit exceeded.","type":"service_api_error","code":""}}';
@@ -69,11 +71,11 @@ async function setUp(engine: 'sqlite' | 'postgres'): Promise<void> {
   store = await openStore(database.url);
 }
 
-async function startGateway(limiter: Limiter, rateLimits: Record<string, unknown> = {}): Promise<Running> {
+async function startGateway(limiter: Limiter, rateLimits: Record<string, unknown> = {}, now?: () => number): Promise<Running> {
   const catalog = testCatalog() as { rate_limits: Record<string, unknown> };
   Object.assign(catalog.rate_limits, rateLimits);
   const config = parseConfig(catalog, 'auth test catalog');
-  const gateway = await createGateway({ config, store: countingLookups(store!), limiter, logger: pino({ level: 'silent' }), env: {} });
+  const gateway = await createGateway({ config, store: countingLookups(store!), limiter, logger: pino({ level: 'silent' }), env: {}, ...(now === undefined ? {} : { now }) });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const started = { baseUrl: address.replace('localhost', '127.0.0.1'), gateway, limiter };
   running.push(started);
@@ -86,23 +88,10 @@ async function newKey(): Promise<{ accountId: string; secret: string }> {
 }
 
 /** Asks for the model list as a client at loopback address `from` (127.0.0.x). */
-function ask(target: Running, secret: string | null, from = '127.0.0.1'): Promise<{ status: number; body: string; retryAfter: string | undefined }> {
-  const url = new URL(`${target.baseUrl}/v1/models`);
-  return new Promise((resolve, reject) => {
-    const outgoing = httpGet(
-      { host: url.hostname, port: url.port, path: url.pathname, localAddress: from, agent: false, headers: secret === null ? {} : { authorization: `Bearer ${secret}` } },
-      (answer) => {
-        let body = '';
-        answer.setEncoding('utf8');
-        answer.on('data', (chunk: string) => (body += chunk));
-        answer.on('end', () => {
-          const retryAfter = answer.headers['retry-after'];
-          resolve({ status: answer.statusCode ?? 0, body, retryAfter });
-        });
-      },
-    );
-    outgoing.on('error', reject);
-  });
+async function ask(target: Running, secret: string | null, from = '127.0.0.1'): Promise<{ status: number; body: string; retryAfter: string | undefined }> {
+  const answer = await httpFrom(`${target.baseUrl}/v1/models`, { from, headers: secret === null ? {} : { authorization: `Bearer ${secret}` } });
+  const retryAfter = answer.headers['retry-after'];
+  return { status: answer.status, body: answer.body, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined };
 }
 
 const badToken = () => `sk-tg-${randomUUID().replaceAll('-', '')}`;
@@ -116,13 +105,13 @@ async function floodBadTokens(target: Running, count: number, from: string): Pro
 }
 
 describe.each(engines)('failed authentications on %s', (engine) => {
-  it('an address gets 401 for its first 30 bad keys, then 429 without a lookup; other addresses and cached keys are unaffected', async () => {
+  it('an address gets 401 for its first 30 bad keys, then 429; its own new keys, cached keys and other addresses are unaffected', async () => {
     await setUp(engine);
     // Before the gateway starts: a key change later would empty its key cache (revision poll).
     const sameAddress = await newKey();
     const otherAddress = await newKey();
     const target = await startGateway(createMemoryLimiter());
-    // Cached before the flood: a key already known keeps working from the flooded address.
+    // Cached before the flood.
     expect((await ask(target, sameAddress.secret)).status).toBe(200);
     lookups = 0;
 
@@ -137,16 +126,19 @@ describe.each(engines)('failed authentications on %s', (engine) => {
       expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
       expect(Number(answer.retryAfter)).toBeLessThanOrEqual(60);
     }
-    // At most the limit reached the database.
-    expect(lookups).toBe(30);
+    // Each made-up key was looked up once: within this process's budget of lookups, an address
+    // past its allowance is still looked up, so that its valid keys are not refused.
+    expect(lookups).toBe(200);
 
     // Once past the limit the order is kept, with the 429 in the key step: a missing key is still a 401.
     expect((await ask(target, null, '127.0.0.1')).status).toBe(401);
     expect((await ask(target, sameAddress.secret, '127.0.0.1')).status).toBe(200);
+    // A key the flooded address never used before: looked up, and served.
+    expect((await ask(target, (await newKey()).secret, '127.0.0.1')).status).toBe(200);
     // Another client, with a key never seen before: looked up, and served.
     expect((await ask(target, otherAddress.secret, '127.0.0.2')).status).toBe(200);
     expect((await ask(target, badToken(), '127.0.0.2'))).toMatchObject({ status: 401, body: INVALID_TOKEN });
-    expect(lookups).toBe(32);
+    expect(lookups).toBe(203);
   }, 60_000);
 
   it('a repeated bad key is looked up once, and valid keys never count as failures', async () => {
@@ -198,6 +190,66 @@ describe.each(engines)('failed authentications on %s', (engine) => {
   }, 30_000);
 });
 
+describe.each(engines)('the lookup budget on %s', (engine) => {
+  /** The gateway's clock, stopped: a second of the budget ends only when the test says so. */
+  let clock = 0;
+  const startBudgeted = () => startGateway(createMemoryLimiter(), { auth_failures_per_minute: 3, auth_lookups_per_second: 10 }, () => clock);
+  const expectRateLimited = (answer: { status: number; body: string; retryAfter: string | undefined }) => {
+    expect(answer).toMatchObject({ status: 429, body: RATE_LIMITED });
+    expect(answer.retryAfter).toBe('1');
+  };
+
+  it('made-up keys from many addresses: the database sees at most the budget per second, the rest get the 429', async () => {
+    await setUp(engine);
+    clock = Date.now();
+    const target = await startBudgeted();
+    // 60 distinct made-up keys, 3 from each of 20 addresses: every address within its allowance.
+    const answers = (
+      await Promise.all(Array.from({ length: 20 }, (_, index) => floodBadTokens(target, 3, `127.0.1.${index + 1}`)))
+    ).flat();
+    expect(lookups).toBe(10);
+    const refused = answers.filter((answer) => answer.status === 401);
+    expect(refused).toHaveLength(10);
+    for (const answer of refused) expect(answer.body).toBe(INVALID_TOKEN);
+    const limited = answers.filter((answer) => answer.status !== 401);
+    expect(limited).toHaveLength(50);
+    for (const answer of limited) expectRateLimited(answer);
+    // The next second has a budget of its own.
+    clock += 1_000;
+    expect(await ask(target, badToken(), '127.0.1.30')).toMatchObject({ status: 401, body: INVALID_TOKEN });
+    expect(lookups).toBe(11);
+  }, 60_000);
+
+  it('an address past its allowance uses only the open half; the rest is kept for the others, and known keys need none', async () => {
+    await setUp(engine);
+    clock = Date.now();
+    const cached = await newKey();
+    const fresh = await newKey();
+    const target = await startBudgeted();
+    expect((await ask(target, cached.secret, '127.0.2.1')).status).toBe(200);
+    clock += 1_000;
+    lookups = 0;
+    // One address: three failures (its allowance), two more looked up (429: past its allowance),
+    // then the open half (5) is spent and the rest of the second is not for this address.
+    const flooder = [];
+    for (let index = 0; index < 8; index += 1) flooder.push(await ask(target, badToken(), '127.0.2.2'));
+    expect(flooder.map((answer) => answer.status)).toEqual([401, 401, 401, 429, 429, 429, 429, 429]);
+    for (const answer of flooder.slice(3)) expect(answer.body).toBe(RATE_LIMITED);
+    expect(lookups).toBe(5);
+    // Five other addresses get the kept half ...
+    for (let index = 0; index < 5; index += 1) expect(await ask(target, badToken(), `127.0.2.${10 + index}`)).toMatchObject({ status: 401, body: INVALID_TOKEN });
+    expect(lookups).toBe(10);
+    // ... and then the second's budget is spent, for made-up and new keys alike; a cached key needs none.
+    expectRateLimited(await ask(target, badToken(), '127.0.2.20'));
+    expectRateLimited(await ask(target, fresh.secret, '127.0.2.21'));
+    expect(lookups).toBe(10);
+    expect((await ask(target, cached.secret, '127.0.2.2')).status).toBe(200);
+    clock += 1_000;
+    expect((await ask(target, fresh.secret, '127.0.2.21')).status).toBe(200);
+    expect(lookups).toBe(11);
+  }, 60_000);
+});
+
 describe.skipIf(!redisUrl)('failed authentications across instances sharing Redis', () => {
   it('an address has one allowance for every instance', async () => {
     await setUp('sqlite');
@@ -212,7 +264,8 @@ describe.skipIf(!redisUrl)('failed authentications across instances sharing Redi
     const answers = [...(await floodBadTokens(first, 20, '127.0.0.7')), ...(await floodBadTokens(second, 20, '127.0.0.7'))];
     expect(answers.filter((answer) => answer.status === 401)).toHaveLength(30);
     expect(answers.filter((answer) => answer.status === 429)).toHaveLength(10);
-    expect(lookups).toBe(30);
+    // Every made-up key was looked up (each instance's budget of lookups was far from spent).
+    expect(lookups).toBe(40);
     const valid = await newKey();
     expect((await ask(second, valid.secret, '127.0.0.8')).status).toBe(200);
   }, 60_000);

@@ -55,9 +55,8 @@ async function setUp(policy: 'open' | 'closed'): Promise<{ secret: string; confi
   const { secret } = await createKey(store, { accountRef: account.id });
   const catalog = testCatalog({ requestsPerWindow: LIMIT }) as { rate_limits: Record<string, unknown> };
   catalog.rate_limits.on_backend_failure = policy;
-  // Only the requests window is consulted, so the failures metric counts one decision per request
-  // (the failed-authentication limit would add one for each key-cache miss).
-  catalog.rate_limits.auth_failures_per_minute = 0;
+  // Only the requests window is consulted, so the failures metric counts one decision per request:
+  // a valid key never consults the failed-authentication limit, not even on a key-cache miss.
   return { secret, config: parseConfig(catalog, 'outage catalog') };
 }
 

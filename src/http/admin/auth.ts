@@ -9,12 +9,12 @@
  * key holder's session is authenticated but has no role, so every operator route refuses it (403).
  */
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
-import { ADMIN_TOKEN_PREFIX, hashesEqual, hashKeySecret } from '../../auth/key-secret.js';
+import { findUsableAdminToken } from '../../admin/admin-tokens.js';
+import { ADMIN_TOKEN_PREFIX } from '../../auth/key-secret.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { Limiter } from '../../ratelimit/limiter.js';
-import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord, Store } from '../../store/store.js';
-import { failedAuthLimit } from '../api-hooks.js';
-import { consoleSessionOf } from '../console/session-auth.js';
+import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord } from '../../store/store.js';
+import { lookUpGuarded } from '../auth-guards.js';
+import { consoleSessionOf, type SessionAuthDeps } from '../console/session-auth.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,11 +28,12 @@ declare module 'fastify' {
 const RANK: Readonly<Record<AdminRole, number>> = { viewer: 0, operator: 1, owner: 2 };
 
 /**
- * Every well-formed token counts against its address's failed authentications (the same budget as
- * /v1's, `rate_limits.auth_failures_per_minute`) before its lookup, and a good one gives it back:
- * past the limit, 429 without a lookup.
+ * Admin tokens pass the admin door's guard (auth-guards.ts): a lookup within this process's
+ * budget, and a failure counted against the address's allowance of failed admin authentications,
+ * which made-up API keys never touch (past it, a made-up token is a 429). A good token is never
+ * refused for its address's failures.
  */
-export function createAdminAuthentication(deps: { store: Store; limiter: Limiter; authFailuresPerMinute: number }): onRequestAsyncHookHandler {
+export function createAdminAuthentication(deps: SessionAuthDeps): onRequestAsyncHookHandler {
   return async (request) => {
     const session = request.headers.authorization === undefined ? await consoleSessionOf(request, deps) : null;
     if (session !== null) {
@@ -43,12 +44,8 @@ export function createAdminAuthentication(deps: { store: Store; limiter: Limiter
     }
     const token = bearerToken(request.headers.authorization);
     if (token === null) throw new GatewayError('invalid_token');
-    const guard = deps.authFailuresPerMinute > 0 ? failedAuthLimit(deps.limiter, request.ip, deps.authFailuresPerMinute) : undefined;
-    await guard?.admit();
-    const hash = hashKeySecret(token);
-    const found = await deps.store.findAdminTokenByHash(hash);
-    if (found === undefined || found.disabled || !hashesEqual(found.hash, hash)) throw new GatewayError('invalid_token');
-    await guard?.succeeded();
+    const found = await lookUpGuarded(deps.authGuards.guard('admin', request), () => findUsableAdminToken(deps.store, token));
+    if (found === undefined) throw new GatewayError('invalid_token');
     request.adminToken = found;
   };
 }

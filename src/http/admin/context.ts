@@ -3,19 +3,18 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaul
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Actor } from '../../admin/audit.js';
 import type { ConfigFile } from '../../config/schema.js';
-import type { Limiter } from '../../ratelimit/limiter.js';
 import type { Catalog } from '../../routing/catalog.js';
 import type { Router } from '../../routing/router.js';
 import type { Store } from '../../store/store.js';
+import type { AuthGuards } from '../auth-guards.js';
 import { adminTokenOf } from './auth.js';
 
 export type AdminApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
 export interface AdminRouteDeps {
   store: Store;
-  /** Counts failed authentications per address, as on /v1. */
-  limiter: Limiter;
-  authFailuresPerMinute: number;
+  /** Failed admin authentications per address and lookups per process (auth-guards.ts). */
+  authGuards: AuthGuards;
   /** Called after a change to accounts or keys, so this process's key cache forgets them at once. */
   accountsChanged: () => void;
   /** The catalog as loaded, the models as routed, and the router that knows their targets' health. */

@@ -59,6 +59,7 @@ import { pricesFromConfig } from '../../billing/prices.js';
 import type { ConfigFile } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Catalog } from '../../routing/catalog.js';
+import type { Limiter } from '../../ratelimit/limiter.js';
 import type { Router } from '../../routing/router.js';
 import { createApiHooks, requireContext } from '../api-hooks.js';
 import { decodeRequestLogCursor, encodeRequestLogCursor } from '../admin/cursor.js';
@@ -68,13 +69,15 @@ import { consoleSessionOf, type SessionAuthDeps } from './session-auth.js';
 export interface SelfRouteDeps extends SessionAuthDeps {
   now: () => number;
   authenticator: Authenticator;
+  /** The key's requests window, as on /v1. */
+  limiter: Limiter;
   config: ConfigFile;
   catalog: Catalog;
   router: Router;
 }
 
 export function registerSelfRoutes(app: FastifyInstance, deps: SelfRouteDeps): void {
-  const bearerHooks = createApiHooks({ authenticator: deps.authenticator, limiter: deps.limiter, rateLimits: deps.config.rate_limits });
+  const bearerHooks = createApiHooks({ authenticator: deps.authenticator, authGuards: deps.authGuards, limiter: deps.limiter, rateLimits: deps.config.rate_limits });
   const prices = pricesFromConfig(deps.config.models);
 
   async function authenticateKeyHolder(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -1,22 +1,23 @@
 /**
  * Authentication by the console's session cookie, shared by the admin API (admin/auth.ts) and the
- * console's own routes. A cookie that names no live session is a 401 like a made-up token, and it
- * counts against the address's failed authentications first (the limit /v1 and the admin API
- * share), so guessing session ids costs the database no more than guessing keys.
+ * console's own routes. A cookie that names no live session is a 401 like a made-up token. Its
+ * lookup passes the admin door's guard (http/auth-guards.ts, the door of admin tokens, since a
+ * session may stand for one): within this process's budget of lookups, and counted as a failed
+ * authentication of the address when it finds nothing, never against the address's API-key
+ * failures.
  */
 import type { FastifyRequest } from 'fastify';
-import { resolveConsoleSession, type ConsoleSubject } from '../../admin/console-sessions.js';
+import { isSessionIdShaped, resolveConsoleSession, type ConsoleSubject } from '../../admin/console-sessions.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { Limiter } from '../../ratelimit/limiter.js';
 import type { Store } from '../../store/store.js';
-import { failedAuthLimit } from '../api-hooks.js';
+import type { AuthGuards } from '../auth-guards.js';
 import { refuseCrossSiteChange } from './cross-site.js';
 import { sessionIdOf } from './session-cookie.js';
 
 export interface SessionAuthDeps {
   store: Store;
-  limiter: Limiter;
-  authFailuresPerMinute: number;
+  /** Failed authentications per address and lookups per process (auth-guards.ts). */
+  authGuards: AuthGuards;
   now?: () => number;
 }
 
@@ -35,10 +36,11 @@ export async function consoleSessionOf(request: FastifyRequest, deps: SessionAut
   const sessionId = sessionIdOf(request);
   if (sessionId === undefined) return null;
   refuseCrossSiteChange(request);
-  const guard = deps.authFailuresPerMinute > 0 ? failedAuthLimit(deps.limiter, request.ip, deps.authFailuresPerMinute) : undefined;
-  await guard?.admit();
+  const guard = deps.authGuards.guard('admin', request);
+  // A cookie that cannot be a session id costs no lookup, but is a failure all the same.
+  if (isSessionIdShaped(sessionId)) await guard.beforeLookup();
   const found = await resolveConsoleSession(deps.store, sessionId, new Date((deps.now ?? Date.now)()));
-  if (found === undefined) throw new GatewayError('invalid_token');
-  await guard?.succeeded();
-  return { sessionId, ...found };
+  if (found !== undefined) return { sessionId, ...found };
+  await guard.failed();
+  throw new GatewayError('invalid_token');
 }

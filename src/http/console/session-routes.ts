@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { endConsoleSession, openConsoleSession, subjectOfCredential, type ConsoleSubject } from '../../admin/console-sessions.js';
 import { accountView, adminTokenView, keyView } from '../../admin/views.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { failedAuthLimit } from '../api-hooks.js';
+import { ADMIN_TOKEN_PREFIX } from '../../auth/key-secret.js';
+import { lookUpGuarded } from '../auth-guards.js';
 import { parseJsonBody } from '../body.js';
 import { refuseCrossSiteChange } from './cross-site.js';
 import { consoleSessionOf, type SessionAuthDeps } from './session-auth.js';
@@ -35,12 +36,12 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     refuseCrossSiteChange(request);
     const parsed = loginBody.safeParse(parseJsonBody(request.body));
     if (!parsed.success) throw new GatewayError('invalid_request', { message: 'Invalid request: send {"token": "<admin token or API key>"}.', param: 'token' });
-    const guard = deps.authFailuresPerMinute > 0 ? failedAuthLimit(deps.limiter, request.ip, deps.authFailuresPerMinute) : undefined;
-    await guard?.admit();
+    const credential = parsed.data.token.trim();
+    // An admin token signs in at the admin door: made-up API keys never lock an operator out.
+    const guard = deps.authGuards.guard(credential.startsWith(ADMIN_TOKEN_PREFIX) ? 'admin' : 'key', request);
     const now = new Date(deps.now());
-    const subject = await subjectOfCredential(deps.store, parsed.data.token.trim(), now);
+    const subject = await lookUpGuarded(guard, () => subjectOfCredential(deps.store, credential, now));
     if (subject === undefined) throw new GatewayError('invalid_token');
-    await guard?.succeeded();
     if (subject.kind === 'admin' && !deps.adminSignInAllowed(request)) {
       throw new GatewayError('forbidden', { message: 'The admin API is served on its own port (TOLLGATE_ADMIN_PORT): sign in with an admin token there.' });
     }
