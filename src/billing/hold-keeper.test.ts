@@ -11,13 +11,15 @@ let store: Store;
 let billing: BillingService;
 let clock: number;
 let keeper: HoldKeeper;
+let meterErrors: Array<{ error: unknown; hold: Hold }>;
 
 beforeEach(async () => {
   store = await openStore('sqlite::memory:');
   clock = Date.parse('2026-01-01T00:00:00Z');
   const prices = new Map([['m', { inputPerMillion: usdToNanos('1'), cachedInputPerMillion: usdToNanos('1'), outputPerMillion: usdToNanos('4') }]]);
   billing = new BillingService({ store, prices, holdTtlSeconds: TTL_SECONDS, now: () => new Date(clock) });
-  keeper = new HoldKeeper({ store, billing, intervalMs: 60_000, extendAfterMs: 20_000, now: () => clock, onError: (error) => { throw error; } });
+  meterErrors = [];
+  keeper = new HoldKeeper({ store, billing, intervalMs: 60_000, extendAfterMs: 20_000, now: () => clock, onError: (error) => { throw error; }, onMeterError: (error, hold) => meterErrors.push({ error, hold }) });
   await store.createAccount({ id: 'acct', name: 'acct', openingBalanceNanos: usdToNanos('1') });
   await store.createKey({ id: 'key', accountId: 'acct', name: null, prefix: 'sk-tg-x', hash: 'h', models: null, requestsPerWindow: null, tokensPerMinute: null, expiresAt: null, disabled: false, createdAt: new Date(clock) });
 });
@@ -55,5 +57,24 @@ describe('HoldKeeper', () => {
     stop();
     expect(keeper.size).toBe(0);
     expect((await billing.settle(hold, { inputTokens: 1_000, cachedInputTokens: 0, outputTokens: 10, reasoningTokens: 0 })).billedNanos).toBe(1_040_000n);
+  });
+
+  it('skips a hold whose meter throws (reported with it), still checkpoints the others, and never rejects', async () => {
+    const usage: Usage = { inputTokens: 1_000, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+    const broken = await reserve('req_broken');
+    const moving = await reserve('req_moving');
+    const bug = new RangeError('Maximum call stack size exceeded');
+    keeper.track(broken, () => {
+      throw bug;
+    });
+    keeper.track(moving, () => usage);
+    usage.outputTokens = 250;
+    await expect(keeper.checkpoint()).resolves.toBeUndefined();
+    expect(meterErrors).toEqual([{ error: bug, hold: broken }]);
+    // The process dies here: the checkpointed hold bills what was metered, the other nothing.
+    clock += TTL_SECONDS * 1_000;
+    expect(await billing.releaseExpired()).toBe(2);
+    const charges = (await store.listLedger('acct')).filter((entry) => entry.kind === 'charge');
+    expect(charges).toEqual([expect.objectContaining({ requestId: 'req_moving', outputTokens: 250 })]);
   });
 });

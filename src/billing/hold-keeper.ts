@@ -18,6 +18,8 @@ export interface HoldKeeperOptions {
   extendAfterMs: number;
   now: () => number;
   onError: (error: unknown) => void;
+  /** A running request's meter threw (a bug of that request): its hold is skipped this time. */
+  onMeterError: (error: unknown, hold: Hold) => void;
 }
 
 interface Running {
@@ -66,7 +68,8 @@ export class HoldKeeper {
     const now = this.options.now();
     const due: HoldCheckpoint[] = [];
     for (const entry of this.running.values()) {
-      const usage = entry.metered();
+      const usage = this.meteredOf(entry);
+      if (usage === undefined) continue;
       const extend = now - entry.extendedAt >= this.options.extendAfterMs;
       if (!extend && usage.outputTokens === entry.checkpointedOutput) continue;
       const costNanos = this.options.billing.cappedCost(entry.hold, usage);
@@ -77,6 +80,19 @@ export class HoldKeeper {
       due.push({ holdId: entry.hold.id, expiresAt: this.options.billing.expiryFromNow(), costNanos, tokens: usage });
     }
     return due;
+  }
+
+  /**
+   * What `entry`'s request metered so far; undefined when its meter threw: the other holds are
+   * still checkpointed, and no rejection escapes the timer.
+   */
+  private meteredOf(entry: Running): Usage | undefined {
+    try {
+      return entry.metered();
+    } catch (error) {
+      this.options.onMeterError(error, entry.hold);
+      return undefined;
+    }
   }
 
   private startTimer(): NodeJS.Timeout {

@@ -6,7 +6,7 @@
  * the output reaches what the hold covers, since nothing beyond it can be billed.
  */
 import { isSaneUsage, type CanonicalEvent, type Usage } from '../protocol/canonical.js';
-import { countTextTokens } from '../protocol/tokens.js';
+import { countTextTokens, utf8Length } from '../protocol/tokens.js';
 
 /**
  * Characters buffered before they are counted: small, because an open stream keeps them (as a
@@ -25,6 +25,8 @@ export class UsageMeter {
   private pendingOutput = '';
   private pendingReasoning = '';
   private sawOutput = false;
+  /** What the tokenizer threw, if it ever did (a gateway bug); see `countingFault`. */
+  private fault: { error: unknown } | undefined;
 
   private estimatedInput: number | (() => number);
 
@@ -77,6 +79,15 @@ export class UsageMeter {
     return this.reported !== undefined && !isSaneUsage(this.reported);
   }
 
+  /**
+   * What the tokenizer threw while counting this answer (a gateway bug, for the caller to log),
+   * undefined when it never did. The text it failed on was counted by its UTF-8 bytes instead, an
+   * upper bound of its tokens, so that metering never throws.
+   */
+  get countingFault(): { error: unknown } | undefined {
+    return this.fault;
+  }
+
   /** The usage to bill: the upstream's report when it is sane, else what was counted so far. */
   usage(): Usage {
     if (this.reported !== undefined && isSaneUsage(this.reported)) return this.reported;
@@ -85,9 +96,9 @@ export class UsageMeter {
 
   /** What the gateway counted itself: its input estimate and the output seen so far. */
   metered(): Usage {
-    this.countedOutput += countTextTokens(this.pendingOutput);
+    this.countedOutput += this.count(this.pendingOutput);
     this.pendingOutput = '';
-    this.countedReasoning += countTextTokens(this.pendingReasoning);
+    this.countedReasoning += this.count(this.pendingReasoning);
     this.pendingReasoning = '';
     if (typeof this.estimatedInput === 'function') this.estimatedInput = this.estimatedInput();
     return {
@@ -109,9 +120,18 @@ export class UsageMeter {
   private countBefore(pending: string, kind: 'output' | 'reasoning'): string {
     const cut = pending.lastIndexOf(' ');
     const counted = cut > 0 ? pending.slice(0, cut) : pending;
-    const tokens = countTextTokens(counted);
+    const tokens = this.count(counted);
     if (kind === 'output') this.countedOutput += tokens;
     else this.countedReasoning += tokens;
     return cut > 0 ? pending.slice(cut) : '';
+  }
+
+  private count(text: string): number {
+    try {
+      return countTextTokens(text);
+    } catch (error) {
+      this.fault ??= { error };
+      return utf8Length(text);
+    }
   }
 }

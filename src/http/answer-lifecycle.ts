@@ -14,7 +14,7 @@ import type { HoldKeeper } from '../billing/hold-keeper.js';
 import type { SettleRetrier } from '../billing/settle-retry.js';
 import type { UsageMeter } from '../billing/usage-meter.js';
 import type { GatewayErrorCode } from '../errors/gateway-error.js';
-import type { Surface } from '../protocol/canonical.js';
+import type { Surface, Usage } from '../protocol/canonical.js';
 import type { Target } from '../routing/catalog.js';
 import type { ApiContext } from './api-context.js';
 import type { InFlight } from './in-flight.js';
@@ -29,7 +29,7 @@ export interface LifecycleServices {
   inFlight: InFlight;
   /** Takes over settlements that failed (database briefly away); they never bill twice. */
   settleRetrier: SettleRetrier;
-  metrics: Pick<Metrics, 'billingExcess' | 'rejectedUsageReports' | 'openStreams'>;
+  metrics: Pick<Metrics, 'billingExcess' | 'rejectedUsageReports' | 'openStreams' | 'answerFaults'>;
   now: () => number;
 }
 
@@ -39,6 +39,9 @@ export interface ReserveInput {
   inputTokenBound: number;
   maxOutputTokens: number;
 }
+
+/** Where in an answer the gateway itself failed (the `stage` of `tollgate_answer_faults_total`). */
+export type FaultStage = 'metering' | 'delivery';
 
 /** The hold of a running answer and what ends it. */
 interface Running {
@@ -152,6 +155,16 @@ export class AnswerLifecycle {
   }
 
   /**
+   * A fault of the gateway itself inside this answer (a bug, neither the upstream's nor the
+   * client's): logged at error level with the request id and counted, not hidden, while the
+   * answer still ends and its hold still settles.
+   */
+  fault(stage: FaultStage, error: unknown): void {
+    this.#services.metrics.answerFaults.inc({ stage });
+    this.#request.log.error({ err: error, stage }, 'the gateway failed inside an answer');
+  }
+
+  /**
    * Settles the hold on the usage metered so far (nothing, when nothing was produced), exactly
    * once: every later call returns the same settlement. Never rejects: a settlement the database
    * refuses goes to the retrier, and the answer goes on (the one case where a complete answer can
@@ -167,11 +180,7 @@ export class AnswerLifecycle {
     const { billing, metrics, settleRetrier } = this.#services;
     const log = this.#request.log;
     stopKeeping();
-    const usage = meter.producedAnything ? meter.usage() : null;
-    if (meter.rejectedReport) {
-      metrics.rejectedUsageReports.inc({ model: hold.model });
-      log.warn({ model: hold.model, holdId: hold.id }, 'the upstream reported usage that fails the sanity check; billing the metered count');
-    }
+    const usage = this.#billedUsage(hold, meter);
     this.#update((outcome) => (outcome.usage = usage));
     try {
       const { billedNanos, excessNanos } = await billing.settle(hold, usage);
@@ -188,6 +197,28 @@ export class AnswerLifecycle {
     } finally {
       endInFlight();
     }
+  }
+
+  /**
+   * What the hold settles on: nothing when nothing was produced. Never throws: a meter that throws
+   * (a gateway bug) must not leave the hold open until its expiry nor the answer unsettled, so the
+   * fault is logged and counted and the hold released, since what was produced cannot be known.
+   */
+  #billedUsage(hold: Hold, meter: UsageMeter): Usage | null {
+    let usage: Usage | null;
+    try {
+      usage = meter.producedAnything ? meter.usage() : null;
+    } catch (error) {
+      this.fault('metering', error);
+      return null;
+    }
+    const counting = meter.countingFault;
+    if (counting !== undefined) this.fault('metering', counting.error);
+    if (meter.rejectedReport) {
+      this.#services.metrics.rejectedUsageReports.inc({ model: hold.model });
+      this.#request.log.warn({ model: hold.model, holdId: hold.id }, 'the upstream reported usage that fails the sanity check; billing the metered count');
+    }
+    return usage;
   }
 
   #update(change: (outcome: RequestOutcome) => void): void {

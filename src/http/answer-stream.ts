@@ -8,7 +8,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { UsageMeter } from '../billing/usage-meter.js';
-import type { GatewayError } from '../errors/gateway-error.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import type { FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames } from '../providers/provider.js';
 import type { OpenedAnswer } from '../routing/router.js';
 import type { AnswerLifecycle } from './answer-lifecycle.js';
@@ -34,6 +34,8 @@ export interface StreamParts extends DeliveryParts {
 
 /** What a provider that threw mid-stream (rather than ending with an error event) is told as. */
 const THROWN_MID_STREAM = 'The upstream provider failed mid-stream.';
+/** What a pass-through's failure frame is told when the gateway itself failed on a frame. */
+const INTERNAL_FAILURE = 'The gateway failed while relaying the answer.';
 
 /**
  * Writes the answer to the socket itself (the reply is hijacked: Fastify sends nothing more) and
@@ -65,7 +67,7 @@ export function deliverStream(reply: FastifyReply, opened: OpenedAnswer<true>, p
       ? new PassthroughRelay(opened.result.frames, writer, { lifecycle, meter: parts.meter, adapter: parts.adapter, keep: parts.keep }).run()
       : encodeEvents(opened, writer, parts);
   return delivered.then(finished, (error: unknown) => {
-    reply.log.error({ err: error }, 'delivering the stream failed');
+    lifecycle.fault('delivery', error);
     finished(false);
   });
 }
@@ -115,7 +117,20 @@ class PassthroughRelay implements FrameSink {
     return this.#done;
   }
 
+  /**
+   * Called from the upstream body's `data` events: what it throws would escape the request (an
+   * uncaught exception ends the process and every stream in it), so a throw here, a gateway bug,
+   * ends this answer alone, with the catalogue's internal error.
+   */
   frame(frame: PassthroughFrame): void {
+    try {
+      this.#frame(frame);
+    } catch (error) {
+      this.#fault(error);
+    }
+  }
+
+  #frame(frame: PassthroughFrame): void {
     const { lifecycle, meter } = this.#parts;
     for (const event of frame.events) meter.observe(event);
     if (lifecycle.aborted) {
@@ -141,6 +156,16 @@ class PassthroughRelay implements FrameSink {
     else void this.#ending.then(this.#resolve);
   }
 
+  /** The gateway failed on a frame: the upstream is stopped and the answer ends with an internal error. */
+  #fault(error: unknown): void {
+    const lifecycle = this.#parts.lifecycle;
+    lifecycle.fault('delivery', error);
+    this.#frames.release();
+    if (this.#ending !== undefined) return;
+    if (lifecycle.aborted) this.#resolve(false);
+    else this.#end(endWithPassthroughFailure(this.#writer, this.#parts, new GatewayError('internal'), { message: INTERNAL_FAILURE }));
+  }
+
   #waitForDrain(): void {
     const ready = this.#writer.ready();
     if (ready === undefined) return;
@@ -164,16 +189,23 @@ class PassthroughRelay implements FrameSink {
     return true;
   }
 
+  /** Never rejects: `closed` resolves the delivery with it. */
   #end(ending: Promise<unknown>): void {
-    this.#ending = ending.then(
-      () => true,
-      async () => {
-        // Storing the response failed: the stream still ends in its protocol.
-        if (this.#parts.lifecycle.aborted) return false;
-        await endWithPassthroughFailure(this.#writer, this.#parts, upstreamFailure(THROWN_MID_STREAM), { message: THROWN_MID_STREAM });
-        return true;
-      },
-    );
+    this.#ending = ending
+      .then(
+        () => true,
+        async () => {
+          // Storing the response failed: the stream still ends in its protocol.
+          if (this.#parts.lifecycle.aborted) return false;
+          await endWithPassthroughFailure(this.#writer, this.#parts, upstreamFailure(THROWN_MID_STREAM), { message: THROWN_MID_STREAM });
+          return true;
+        },
+      )
+      .catch((error: unknown) => {
+        // Even the failure could not be told: the stream is cut (the handler still settles).
+        this.#parts.lifecycle.fault('delivery', error);
+        return false;
+      });
   }
 }
 

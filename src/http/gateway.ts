@@ -116,6 +116,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     extendAfterMs: holdTtlMs / 3,
     now,
     onError: (error) => options.logger.warn({ err: error }, 'checkpointing running holds failed'),
+    onMeterError: (error, hold) => {
+      metrics.answerFaults.inc({ stage: 'metering' });
+      options.logger.error({ err: error, reqId: hold.requestId, holdId: hold.id, stage: 'metering' }, 'the gateway failed inside an answer');
+    },
   });
   metrics.countHoldsOpen = () => holdKeeper.size;
   const inFlight = new InFlight();

@@ -35,6 +35,8 @@ export interface Metrics {
   holdsOpen: Gauge;
   /** Upstream attempts that failed, by target and kind (connect, timeout, status, protocol, credentials, mid_stream). */
   upstreamFailures: Counter<'target' | 'kind'>;
+  /** The gateway's own faults inside an answer (bugs, each logged at error level), by stage: metering, delivery. */
+  answerFaults: Counter<'stage'>;
   /** Where `holdsOpen` reads its value when scraped (the gateway sets it to its hold keeper's size). */
   countHoldsOpen: () => number;
 }
@@ -103,6 +105,12 @@ export function createMetrics(): Metrics {
     labelNames: ['target', 'kind'] as const,
     registers,
   });
+  const answerFaults = new Counter({
+    name: 'tollgate_answer_faults_total',
+    help: 'Faults of the gateway itself inside an answer (a bug, logged at error level with the request id), by stage: metering, delivery. The answer still ended and settled.',
+    labelNames: ['stage'] as const,
+    registers,
+  });
   const holdCommits = new Histogram({
     name: 'tollgate_hold_batch_operations',
     help: 'Hold operations (opens, settlements, checkpoints) per group-committed database transaction.',
@@ -127,6 +135,7 @@ export function createMetrics(): Metrics {
     cost,
     openStreams,
     upstreamFailures,
+    answerFaults,
     holdCommits,
     countHoldsOpen: () => 0,
     holdsOpen: new Gauge({

@@ -7,6 +7,9 @@
  * more than MAX_TOKENIZED_RUN characters of one class (letters, punctuation, white space) is not
  * tokenized: it is bounded by its UTF-8 byte count instead, which no byte-level BPE can exceed (every
  * token stands for at least one byte). What is left between such runs tokenizes in linear time.
+ * The runs are found by a loop over the code points, not a regular expression: V8's backtracking
+ * engine recurses per character of a `{65,}` run and threw a RangeError (stack overflow) on a run of
+ * about 5.6 million letters, which an upstream's answer can hold.
  */
 import { countTokens, encode } from 'gpt-tokenizer';
 import type { CanonicalRequest, ContentPart, InputItem } from './canonical.js';
@@ -21,11 +24,39 @@ export const TOKENS_PER_IMAGE = 765;
 
 /** Longest run of one character class that is tokenized; longer runs count their UTF-8 bytes. */
 export const MAX_TOKENIZED_RUN = 64;
-/** Digits are left out: o200k splits them into groups of at most three, which stays linear. */
-const LONG_RUN = new RegExp(
-  `[\\p{L}\\p{M}]{${MAX_TOKENIZED_RUN + 1},}|[^\\s\\p{L}\\p{M}\\p{N}]{${MAX_TOKENIZED_RUN + 1},}|\\s{${MAX_TOKENIZED_RUN + 1},}`,
-  'gu',
-);
+
+/**
+ * The classes of code points whose long runs are bounded: letters with their marks, white space
+ * (JavaScript's `\s`), and everything else but numbers. Numbers are left out (DIGIT): o200k splits
+ * them into groups of at most three, which stays linear.
+ */
+const DIGIT = 0;
+const LETTER = 1;
+const SPACE = 2;
+const OTHER = 3;
+type RunClass = typeof DIGIT | typeof LETTER | typeof SPACE | typeof OTHER;
+
+const LETTER_OR_MARK = /[\p{L}\p{M}]/u;
+const WHITE_SPACE = /\s/u;
+const NUMBER = /\p{N}/u;
+/** The class + 1 of each Basic Multilingual Plane code point once classified (0: not yet). */
+const bmpClasses = new Uint8Array(0x10000);
+
+function classify(character: string): RunClass {
+  if (LETTER_OR_MARK.test(character)) return LETTER;
+  if (WHITE_SPACE.test(character)) return SPACE;
+  return NUMBER.test(character) ? DIGIT : OTHER;
+}
+
+/** The class of the code point `code` (a lone surrogate is a code point of its own: OTHER). */
+function classOf(code: number): RunClass {
+  if (code > 0xffff) return classify(String.fromCodePoint(code));
+  const known = bmpClasses[code]!;
+  if (known !== 0) return (known - 1) as RunClass;
+  const kind = classify(String.fromCharCode(code));
+  bmpClasses[code] = kind + 1;
+  return kind;
+}
 
 /** The token ids of `text`, special-token spellings treated as plain text. Only for bounded, trusted text. */
 export function encodeText(text: string): number[] {
@@ -51,12 +82,30 @@ export function countTextTokens(text: string): number {
   if (text === '') return 0;
   if (text.length <= MAX_TOKENIZED_RUN) return countTokens(text, NO_SPECIAL_TOKENS);
   let total = 0;
+  // Where the text not yet counted starts, and the current run of one class (in code points).
   let from = 0;
-  for (const run of text.matchAll(LONG_RUN)) {
-    if (run.index > from) total += countTokens(text.slice(from, run.index), NO_SPECIAL_TOKENS);
-    total += utf8Length(run[0]);
-    from = run.index + run[0].length;
+  let runStart = 0;
+  let runClass: RunClass | undefined;
+  let runLength = 0;
+  const closeRun = (end: number): void => {
+    if (runClass === DIGIT || runLength <= MAX_TOKENIZED_RUN) return;
+    if (runStart > from) total += countTokens(text.slice(from, runStart), NO_SPECIAL_TOKENS);
+    total += utf8Length(text.slice(runStart, end));
+    from = end;
+  };
+  for (let index = 0; index < text.length; ) {
+    const code = text.codePointAt(index)!;
+    const kind = classOf(code);
+    if (kind !== runClass) {
+      closeRun(index);
+      runClass = kind;
+      runStart = index;
+      runLength = 0;
+    }
+    runLength += 1;
+    index += code > 0xffff ? 2 : 1;
   }
+  closeRun(text.length);
   if (from < text.length) total += from === 0 ? countTokens(text, NO_SPECIAL_TOKENS) : countTokens(text.slice(from), NO_SPECIAL_TOKENS);
   return total;
 }
