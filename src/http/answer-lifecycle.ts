@@ -120,13 +120,18 @@ export class AnswerLifecycle {
       hold,
       meter,
       openedAt,
-      stopKeeping: services.holdKeeper.track(hold, () => meter.metered()),
+      stopKeeping: services.holdKeeper.track(hold, () => meter.checkpoint()),
       endInFlight: services.inFlight.begin(),
     };
   }
 
-  /** The target that answers. */
+  /**
+   * The target that answers: its upstream accepted the request (the router commits to a target
+   * once it answered 2xx), so the input is billed from here on, even if the client leaves before
+   * any output.
+   */
   routed(target: Target): void {
+    this.#running?.meter.accepted();
     this.#update((outcome) => (outcome.target = target.label));
   }
 
@@ -152,7 +157,8 @@ export class AnswerLifecycle {
   }
 
   /**
-   * Settles the hold on the usage metered so far (nothing, when nothing was produced), exactly
+   * Settles the hold on the usage metered so far (nothing, when the upstream never accepted the
+   * request and produced nothing), exactly
    * once: every later call returns the same settlement. Never rejects: a settlement the database
    * refuses goes to the retrier, and the answer goes on (the one case where a complete answer can
    * reach a client before its charge is durable; the retrier writes it once the database answers).
@@ -167,7 +173,7 @@ export class AnswerLifecycle {
     const { billing, metrics, settleRetrier } = this.#services;
     const log = this.#request.log;
     stopKeeping();
-    const usage = meter.producedAnything ? meter.usage() : null;
+    const usage = meter.billable ? await meter.usage() : null;
     if (meter.rejectedReport) {
       metrics.rejectedUsageReports.inc({ model: hold.model });
       log.warn({ model: hold.model, holdId: hold.id }, 'the upstream reported usage that fails the sanity check; billing the metered count');
