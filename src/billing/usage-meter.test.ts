@@ -71,6 +71,7 @@ describe('the input, once the upstream accepted the request', () => {
     const answered = new UsageMeter(reported.work);
     answered.accepted();
     answered.observe({ type: 'usage', usage: { inputTokens: 7, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0 } });
+    answered.checkpoint();
     expect((await answered.usage()).inputTokens).toBe(7);
     expect(reported.started.times).toBe(0);
   });

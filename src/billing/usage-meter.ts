@@ -102,6 +102,11 @@ export class UsageMeter {
     return this.wasAccepted || this.sawOutput || this.reported !== undefined;
   }
 
+  /** Whether the upstream reported usage that passes the sanity check (then it is what is billed). */
+  private get saneReport(): boolean {
+    return this.reported !== undefined && isSaneUsage(this.reported);
+  }
+
   /** Whether the upstream reported usage that failed the sanity check (the metered count stands in). */
   get rejectedReport(): boolean {
     return this.reported !== undefined && !isSaneUsage(this.reported);
@@ -112,18 +117,19 @@ export class UsageMeter {
    * the input counted exactly (in slices; see InputCount) when it is billable.
    */
   async usage(): Promise<Usage> {
-    if (this.reported !== undefined && isSaneUsage(this.reported)) return this.reported;
+    if (this.reported !== undefined && this.saneReport) return this.reported;
     if (this.billable) await this.countInput();
     return this.metered();
   }
 
   /**
    * What a checkpoint of the running answer records (billing/hold-keeper.ts): `metered()`. Once the
-   * upstream accepted the request the input is counted, in the background and at most once, so
-   * that a later checkpoint carries it and a crash bills it.
+   * upstream accepted the request the input is counted (unless a sane report came), in the
+   * background and at most once, so that a later checkpoint carries it and a crash bills it; a
+   * count that fails leaves the input out of checkpoints, and fails the settlement as it would have.
    */
   checkpoint(): Usage {
-    if (this.wasAccepted && this.input === undefined) this.countInput().catch(() => undefined);
+    if (this.wasAccepted && this.input === undefined && !this.saneReport) this.countInput().catch(() => undefined);
     return this.metered();
   }
 

@@ -158,10 +158,10 @@ export class AnswerLifecycle {
 
   /**
    * Settles the hold on the usage metered so far (nothing, when the upstream never accepted the
-   * request and produced nothing), exactly
-   * once: every later call returns the same settlement. Never rejects: a settlement the database
-   * refuses goes to the retrier, and the answer goes on (the one case where a complete answer can
-   * reach a client before its charge is durable; the retrier writes it once the database answers).
+   * request), exactly once: every later call returns the same settlement. Never rejects: a
+   * settlement the database refuses goes to the retrier, and the answer goes on (the one case where
+   * a complete answer can reach a client before its charge is durable; the retrier writes it once
+   * the database answers).
    */
   settle(): Promise<void> {
     const running = this.#running;

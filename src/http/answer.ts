@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Logger } from 'pino';
 import { UsageMeter, type InputCount } from '../billing/usage-meter.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { runYielding } from '../lib/run-yielding.js';
 import type { CanonicalEvent, CanonicalRequest } from '../protocol/canonical.js';
 import { walkInputBound } from '../protocol/input-bound.js';
 import { countInputTokens, estimateInputTokens } from '../protocol/tokens.js';
@@ -22,7 +23,6 @@ import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
 import { parseJsonBody } from './body.js';
 import { toGatewayError } from './errors.js';
-import { runYielding } from '../lib/run-yielding.js';
 import { createResponseKeeper, expandConversation, passthroughResponse } from './stored-responses.js';
 import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
 
