@@ -4,6 +4,7 @@ import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { BillingService, type Hold } from './billing-service.js';
 import { HoldKeeper } from './hold-keeper.js';
+import { UsageMeter } from './usage-meter.js';
 import { usdToNanos } from './money.js';
 
 const TTL_SECONDS = 60;
@@ -34,7 +35,8 @@ describe('HoldKeeper', () => {
     const moving = await reserve('req_moving');
     const idle = await reserve('req_idle');
     keeper.track(moving, () => usage);
-    keeper.track(idle, () => ({ ...usage, outputTokens: 0 }));
+    // Still waiting for its upstream to accept it: nothing billable yet.
+    keeper.track(idle, () => ({ inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }));
     expect(keeper.size).toBe(2);
     usage.outputTokens = 250;
     await keeper.checkpoint();
@@ -44,6 +46,25 @@ describe('HoldKeeper', () => {
     const charges = (await store.listLedger('acct')).filter((entry) => entry.kind === 'charge');
     expect(charges).toEqual([expect.objectContaining({ requestId: 'req_moving', amountNanos: 1_000_000n + 1_000_000n, outputTokens: 250 })]);
     expect(await store.findAccount('acct')).toMatchObject({ balanceNanos: usdToNanos('1') - 2_000_000n, reservedNanos: 0n });
+  });
+
+  it('checkpoints the input of an accepted answer that has no output yet, so a crash bills it', async () => {
+    const hold = await reserve('req_thinking');
+    const meter = new UsageMeter(function* () {
+      yield;
+      return 800;
+    });
+    keeper.track(hold, () => meter.checkpoint());
+    await keeper.checkpoint();
+    meter.accepted();
+    // The first tick after the upstream accepted starts counting the input; the next one writes it.
+    await keeper.checkpoint();
+    await expect.poll(() => meter.metered().inputTokens).toBe(800);
+    await keeper.checkpoint();
+    clock += TTL_SECONDS * 1_000;
+    expect(await billing.releaseExpired()).toBe(1);
+    const charges = (await store.listLedger('acct')).filter((entry) => entry.kind === 'charge');
+    expect(charges).toEqual([expect.objectContaining({ requestId: 'req_thinking', amountNanos: 800_000n, inputTokens: 800, outputTokens: 0 })]);
   });
 
   it('extends a running hold before it expires, so a long stream is still settled by its request', async () => {

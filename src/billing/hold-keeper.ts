@@ -1,7 +1,8 @@
 /**
  * One timer for every running request's hold, instead of one per request. Each tick writes, in one
  * transaction, the usage metered so far by the requests whose count moved (so that a crash loses at
- * most one interval of billable output: the expired hold settles its last checkpoint) and pushes
+ * most one interval of billable output, and once the upstream accepted a request and its input is
+ * counted, that input: the expired hold settles its last checkpoint) and pushes
  * the expiry of holds that need it (so that a stream outliving the hold TTL is still billed). The
  * timer runs only while some request does.
  */
@@ -26,6 +27,7 @@ interface Running {
   hold: Hold;
   metered: () => Usage;
   checkpointedNanos: bigint;
+  checkpointedInput: number;
   checkpointedOutput: number;
   extendedAt: number;
 }
@@ -37,9 +39,12 @@ export class HoldKeeper {
 
   constructor(private readonly options: HoldKeeperOptions) {}
 
-  /** Keeps `hold` alive and checkpointed while its request runs; returns the function that stops it. */
+  /**
+   * Keeps `hold` alive and checkpointed while its request runs; returns the function that stops it.
+   * `metered` is asked once per tick (UsageMeter.checkpoint).
+   */
   track(hold: Hold, metered: () => Usage): () => void {
-    this.running.set(hold.id, { hold, metered, checkpointedNanos: 0n, checkpointedOutput: 0, extendedAt: this.options.now() });
+    this.running.set(hold.id, { hold, metered, checkpointedNanos: 0n, checkpointedInput: 0, checkpointedOutput: 0, extendedAt: this.options.now() });
     this.timer ??= this.startTimer();
     return () => {
       this.running.delete(hold.id);
@@ -71,10 +76,11 @@ export class HoldKeeper {
       const usage = this.meteredOf(entry);
       if (usage === undefined) continue;
       const extend = now - entry.extendedAt >= this.options.extendAfterMs;
-      if (!extend && usage.outputTokens === entry.checkpointedOutput) continue;
+      if (!extend && usage.outputTokens === entry.checkpointedOutput && usage.inputTokens === entry.checkpointedInput) continue;
       const costNanos = this.options.billing.cappedCost(entry.hold, usage);
       if (!extend && costNanos === entry.checkpointedNanos) continue;
       entry.checkpointedNanos = costNanos;
+      entry.checkpointedInput = usage.inputTokens;
       entry.checkpointedOutput = usage.outputTokens;
       entry.extendedAt = now;
       due.push({ holdId: entry.hold.id, expiresAt: this.options.billing.expiryFromNow(), costNanos, tokens: usage });

@@ -4,7 +4,13 @@
  * upstream's own report wins when it passes a sanity check, and the metered count stands in when
  * it does not (absurd or negative figures, or none at all: a stream cut short). Counting stops once
  * the output reaches what the hold covers, since nothing beyond it can be billed.
+ *
+ * The input is billed from the moment the upstream accepted the request (`accepted`): it has read
+ * the whole prompt by then, whatever happens to the answer. When no sane report comes, the input
+ * billed is the gateway's exact count of the request as sent, made only then (or for a checkpoint
+ * of a running answer), a slice at a time with pauses in between: never the hold's bound.
  */
+import { runYielding } from '../lib/run-yielding.js';
 import { isSaneUsage, type CanonicalEvent, type Usage } from '../protocol/canonical.js';
 import { countTextTokens, utf8Length } from '../protocol/tokens.js';
 
@@ -18,6 +24,12 @@ const BATCH_CHARACTERS = 256;
 // The sanity check of a report lives with the Usage type, where providers read it too.
 export { isSaneUsage, MAX_REPORTED_TOKENS } from '../protocol/canonical.js';
 
+/**
+ * The gateway's count of the input: a number, or the work that counts it, pausing (yielding)
+ * between slices (protocol/tokens.ts, countInputTokens), started only when the count is needed.
+ */
+export type InputCount = number | (() => Generator<void, number>);
+
 export class UsageMeter {
   private reported: Usage | undefined;
   private countedOutput = 0;
@@ -25,21 +37,36 @@ export class UsageMeter {
   private pendingOutput = '';
   private pendingReasoning = '';
   private sawOutput = false;
+  private wasAccepted = false;
   /** What the tokenizer threw, if it ever did (a gateway bug); see `countingFault`. */
   private fault: { error: unknown } | undefined;
 
-  private estimatedInput: number | (() => number);
+  /** The input's count once known. */
+  private input: number | undefined;
+  /** What counts it, until it has (then dropped, with the request it holds). */
+  private countInputWork: (() => Generator<void, number>) | undefined;
+  private counting: Promise<void> | undefined;
 
   /**
-   * @param estimatedInput the gateway's count of the input, billed when no sane report comes; a
-   * function is called once, when first needed (most answers carry a sane report and never need it)
+   * @param input the gateway's count of the input, billed once the upstream accepted the request
+   * when no sane report comes; work is run once, when first needed (most answers carry a sane
+   * report and never need it)
    * @param maxOutputTokens what the hold covers: counting stops there
    */
   constructor(
-    estimatedInput: number | (() => number),
+    input: InputCount,
     private readonly maxOutputTokens: number = Number.MAX_SAFE_INTEGER,
   ) {
-    this.estimatedInput = estimatedInput;
+    if (typeof input === 'number') this.input = input;
+    else this.countInputWork = input;
+  }
+
+  /**
+   * The upstream accepted the request (it answered 2xx, and the router committed to it): it has
+   * the whole prompt, so from here on the input is billed even if no output ever comes.
+   */
+  accepted(): void {
+    this.wasAccepted = true;
   }
 
   observe(event: CanonicalEvent): void {
@@ -69,9 +96,17 @@ export class UsageMeter {
     }
   }
 
-  /** Whether the upstream produced anything billable (output, or a usage report). */
-  get producedAnything(): boolean {
-    return this.sawOutput || this.reported !== undefined;
+  /**
+   * Whether there is anything to bill: the upstream accepted the request, or produced output or a
+   * usage report. An answer refused before its upstream accepted it bills nothing.
+   */
+  get billable(): boolean {
+    return this.wasAccepted || this.sawOutput || this.reported !== undefined;
+  }
+
+  /** Whether the upstream reported usage that passes the sanity check (then it is what is billed). */
+  private get saneReport(): boolean {
+    return this.reported !== undefined && isSaneUsage(this.reported);
   }
 
   /** Whether the upstream reported usage that failed the sanity check (the metered count stands in). */
@@ -88,25 +123,52 @@ export class UsageMeter {
     return this.fault;
   }
 
-  /** The usage to bill: the upstream's report when it is sane, else what was counted so far. */
-  usage(): Usage {
-    if (this.reported !== undefined && isSaneUsage(this.reported)) return this.reported;
+  /**
+   * The usage to bill: the upstream's report when it is sane, else what was counted so far, with
+   * the input counted exactly (in slices; see InputCount) when it is billable.
+   */
+  async usage(): Promise<Usage> {
+    if (this.reported !== undefined && this.saneReport) return this.reported;
+    if (this.billable) await this.countInput();
     return this.metered();
   }
 
-  /** What the gateway counted itself: its input estimate and the output seen so far. */
+  /**
+   * What a checkpoint of the running answer records (billing/hold-keeper.ts): `metered()`. Once the
+   * upstream accepted the request the input is counted (unless a sane report came), in the
+   * background and at most once, so that a later checkpoint carries it and a crash bills it; a
+   * count that fails leaves the input out of checkpoints, and fails the settlement as it would have.
+   */
+  checkpoint(): Usage {
+    if (this.wasAccepted && this.input === undefined && !this.saneReport) this.countInput().catch(() => undefined);
+    return this.metered();
+  }
+
+  /**
+   * What the gateway counted itself, without waiting: the output seen so far and, once it is
+   * billable, the input as far as it is counted (nothing yet while its count runs).
+   */
   metered(): Usage {
     this.countedOutput += this.count(this.pendingOutput);
     this.pendingOutput = '';
     this.countedReasoning += this.count(this.pendingReasoning);
     this.pendingReasoning = '';
-    if (typeof this.estimatedInput === 'function') this.estimatedInput = this.estimatedInput();
     return {
-      inputTokens: this.estimatedInput,
+      inputTokens: this.billable ? (this.input ?? 0) : 0,
       cachedInputTokens: 0,
       outputTokens: this.countedOutput + this.countedReasoning,
       reasoningTokens: this.countedReasoning,
     };
+  }
+
+  /** Counts the input unless it is known; one count however often it is asked for. */
+  private countInput(): Promise<void> {
+    const work = this.countInputWork;
+    if (work === undefined) return Promise.resolve();
+    return (this.counting ??= runYielding(work()).then((tokens) => {
+      this.input = tokens;
+      this.countInputWork = undefined;
+    }));
   }
 
   private get full(): boolean {

@@ -123,13 +123,18 @@ export class AnswerLifecycle {
       hold,
       meter,
       openedAt,
-      stopKeeping: services.holdKeeper.track(hold, () => meter.metered()),
+      stopKeeping: services.holdKeeper.track(hold, () => meter.checkpoint()),
       endInFlight: services.inFlight.begin(),
     };
   }
 
-  /** The target that answers. */
+  /**
+   * The target that answers: its upstream accepted the request (the router commits to a target
+   * once it answered 2xx), so the input is billed from here on, even if the client leaves before
+   * any output.
+   */
   routed(target: Target): void {
+    this.#running?.meter.accepted();
     this.#update((outcome) => (outcome.target = target.label));
   }
 
@@ -165,10 +170,11 @@ export class AnswerLifecycle {
   }
 
   /**
-   * Settles the hold on the usage metered so far (nothing, when nothing was produced), exactly
-   * once: every later call returns the same settlement. Never rejects: a settlement the database
-   * refuses goes to the retrier, and the answer goes on (the one case where a complete answer can
-   * reach a client before its charge is durable; the retrier writes it once the database answers).
+   * Settles the hold on the usage metered so far (nothing, when the upstream never accepted the
+   * request), exactly once: every later call returns the same settlement. Never rejects: a
+   * settlement the database refuses goes to the retrier, and the answer goes on (the one case where
+   * a complete answer can reach a client before its charge is durable; the retrier writes it once
+   * the database answers).
    */
   settle(): Promise<void> {
     const running = this.#running;
@@ -180,7 +186,7 @@ export class AnswerLifecycle {
     const { billing, metrics, settleRetrier } = this.#services;
     const log = this.#request.log;
     stopKeeping();
-    const usage = this.#billedUsage(hold, meter);
+    const usage = await this.#billedUsage(hold, meter);
     this.#update((outcome) => (outcome.usage = usage));
     try {
       const { billedNanos, excessNanos } = await billing.settle(hold, usage);
@@ -200,14 +206,14 @@ export class AnswerLifecycle {
   }
 
   /**
-   * What the hold settles on: nothing when nothing was produced. Never throws: a meter that throws
+   * What the hold settles on: nothing when the upstream never accepted the request. Never throws: a meter that throws
    * (a gateway bug) must not leave the hold open until its expiry nor the answer unsettled, so the
    * fault is logged and counted and the hold released, since what was produced cannot be known.
    */
-  #billedUsage(hold: Hold, meter: UsageMeter): Usage | null {
+  async #billedUsage(hold: Hold, meter: UsageMeter): Promise<Usage | null> {
     let usage: Usage | null;
     try {
-      usage = meter.producedAnything ? meter.usage() : null;
+      usage = meter.billable ? await meter.usage() : null;
     } catch (error) {
       this.fault('metering', error);
       return null;

@@ -211,7 +211,7 @@ class PassthroughRelay implements FrameSink {
 
 async function endWithPassthroughFailure(writer: SseWriter, parts: RelayParts, error: GatewayError, failure: PassthroughFailure): Promise<void> {
   parts.lifecycle.failed(error.errorCode);
-  const { sse, response } = parts.adapter.passthroughFailure(error, failure, parts.meter.usage());
+  const { sse, response } = parts.adapter.passthroughFailure(error, failure, await parts.meter.usage());
   await Promise.all([parts.lifecycle.settle(), response === undefined ? undefined : parts.keep?.(response)]);
   writer.end(sse);
 }
@@ -241,7 +241,7 @@ async function encodeEvents(opened: Extract<OpenedAnswer<true>, { kind: 'events'
     failure = upstreamFailure(THROWN_MID_STREAM);
   }
   if (lifecycle.aborted) return false;
-  const usage = meter.usage();
+  const usage = await meter.usage();
   if (failure !== undefined) lifecycle.failed(failure.errorCode);
   const frames = failure === undefined ? encoder.finish(usage) : encoder.fail(failure, usage);
   // The response the last frame carries is stored before it leaves, so a client that reads it

@@ -7,11 +7,12 @@
  */
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Logger } from 'pino';
-import { UsageMeter } from '../billing/usage-meter.js';
+import { UsageMeter, type InputCount } from '../billing/usage-meter.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { runYielding } from '../lib/run-yielding.js';
 import type { CanonicalEvent, CanonicalRequest } from '../protocol/canonical.js';
 import { walkInputBound } from '../protocol/input-bound.js';
-import { estimateInputTokens } from '../protocol/tokens.js';
+import { countInputTokens, estimateInputTokens } from '../protocol/tokens.js';
 import type { Limiter } from '../ratelimit/limiter.js';
 import type { Catalog, ModelEntry } from '../routing/catalog.js';
 import type { OpenedAnswer, Router } from '../routing/router.js';
@@ -22,7 +23,6 @@ import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
 import { parseJsonBody } from './body.js';
 import { toGatewayError } from './errors.js';
-import { runYielding } from './run-yielding.js';
 import { createResponseKeeper, expandConversation, passthroughResponse } from './stored-responses.js';
 import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
 
@@ -80,11 +80,10 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
   // a large body never holds the event loop (docs/architecture.md, Money).
   const imageTokens = services.billing.inputBound(model.id).imageTokens;
   let inputTokenBound = await runYielding(walkInputBound(body, { imageTokens }));
-  // The gateway's own count of the input, billed only when the upstream reports no sane usage.
-  const estimateInput = inputEstimate(decoded.request);
-  if (decoded.previousResponseId !== null) inputTokenBound += estimateInput();
+  // The stored turns, bounded like the body (beyond the first 64 KiB of text, by their bytes).
+  if (decoded.previousResponseId !== null) inputTokenBound += estimateInputTokens(decoded.request);
   await limitTokens(services.limiter, request, reply, inputTokenBound + maxOutputTokens);
-  const meter = new UsageMeter(estimateInput, maxOutputTokens);
+  const meter = new UsageMeter(inputCount(decoded.request), maxOutputTokens);
   await lifecycle.reserve(context, { model: model.id, inputTokenBound, maxOutputTokens }, meter);
   // Nobody to answer: the hold is released now rather than at its expiry. 499 is the usual
   // "client closed request"; it reaches only the logs and metrics.
@@ -135,12 +134,12 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
- * The gateway's count of the input, as the function the usage meter calls if it needs it (most
+ * The gateway's exact count of the input, as the work the usage meter runs if it needs it (most
  * answers carry a sane report and never do). Made here, it keeps the canonical request alone, not
  * the handler's whole scope, for as long as the answer runs.
  */
-function inputEstimate(request: CanonicalRequest): () => number {
-  return () => estimateInputTokens(request);
+function inputCount(request: CanonicalRequest): InputCount {
+  return () => countInputTokens(request);
 }
 
 /** The request with its stream flag as a type, so that the router's answer is typed by it. */
@@ -175,7 +174,7 @@ async function collectAnswer(opened: OpenedAnswer<false>, meter: UsageMeter, lif
   } catch (error) {
     throw error instanceof GatewayError ? error : new GatewayError('upstream_error', { cause: error });
   }
-  const usage = meter.usage();
+  const usage = await meter.usage();
   encoder.finish(usage);
   const body = encoder.body(usage);
   await Promise.all([lifecycle.settle(), keep?.(body)]);

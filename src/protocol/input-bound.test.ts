@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeChatRequest } from './chat-completions/decode-request.js';
-import { boundInputTokens, walkInputBound, YIELD_CHARACTERS } from './input-bound.js';
+import { boundInputTokens, walkInputBound } from './input-bound.js';
+import { YIELD_CHARACTERS } from './text-slices.js';
 import { decodeResponsesRequest } from './responses/decode-request.js';
 import { countTextTokens, estimateInputTokens, inputTokenMemo, TOKENS_PER_IMAGE } from './tokens.js';
 

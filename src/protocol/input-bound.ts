@@ -12,9 +12,8 @@
  * MIME type field starts with `image/` (Gemini `inline_data`, Anthropic `source`) is one image,
  * whatever it holds; a lone `data:image/…` string too.
  */
+import { slicesOf, YIELD_CHARACTERS } from './text-slices.js';
 import { EXACT_CHARACTERS, TokenBudget } from './tokens.js';
-/** The walk pauses after this much text, so one large body never holds the event loop for long. */
-export const YIELD_CHARACTERS = 32 * 1024;
 
 /** Tokens every key, value and array element may cost in the upstream's own framing. */
 const STRUCTURE_TOKENS = 2;
@@ -85,21 +84,6 @@ export function* walkInputBound(body: unknown, options: InputBoundOptions): Gene
     }
   }
   return total;
-}
-
-/**
- * `text` in slices of about YIELD_CHARACTERS, each cut just before a space where there is one, so
- * that no word is split (tokens begin with their leading space).
- */
-function* slicesOf(text: string): Generator<string> {
-  let start = 0;
-  while (text.length - start > YIELD_CHARACTERS) {
-    const space = text.lastIndexOf(' ', start + YIELD_CHARACTERS);
-    const end = space > start ? space : start + YIELD_CHARACTERS;
-    yield text.slice(start, end);
-    start = end;
-  }
-  yield start === 0 ? text : text.slice(start);
 }
 
 /** The bound, computed in one go (for tests and small bodies). */

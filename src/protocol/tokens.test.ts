@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CanonicalRequest } from './canonical.js';
-import { countTextTokens, encodeText, estimateInputTokens, EXACT_CHARACTERS, inputTokenMemo, MAX_TOKENIZED_RUN, TokenBudget, TokenMemo, utf8Length } from './tokens.js';
+import { YIELD_CHARACTERS } from './text-slices.js';
+import { countInputTokens, countTextTokens, encodeText, estimateInputTokens, EXACT_CHARACTERS, inputTokenMemo, MAX_TOKENIZED_RUN, TokenBudget, TokenMemo, utf8Length } from './tokens.js';
 
 const request = (overrides: Partial<CanonicalRequest> = {}): CanonicalRequest => ({
   model: 'm',
@@ -68,6 +69,41 @@ describe('the per-request budget of exact counting', () => {
     expect(budget.count('more')).toBe(4);
     const estimate = estimateInputTokens(request({ input: [{ type: 'message', role: 'user', content: [{ type: 'text', text: words }] }] }));
     expect(estimate).toBe(3 + 4 + counted);
+  });
+});
+
+describe('the exact count of the input (billed when the upstream reports no usage)', () => {
+  /** Runs the count to its end, counting its pauses. */
+  const run = (work: Generator<void, number>): { tokens: number; pauses: number } => {
+    let pauses = 0;
+    for (;;) {
+      const step = work.next();
+      if (step.done === true) return { tokens: step.value, pauses };
+      pauses += 1;
+    }
+  };
+
+  it('frames a request as the estimate does, and equals it within the exact budget', () => {
+    const tools = [{ name: 'weather', parameters: { type: 'object' } }];
+    const input: CanonicalRequest['input'] = [
+      { type: 'message', role: 'user', content: [{ type: 'text', text: 'Hello there' }, { type: 'image', url: 'https://example.com/a.png' }] },
+      { type: 'function_call', callId: 'c1', name: 'weather', arguments: '{"city":"Oslo"}' },
+      { type: 'function_call_output', callId: 'c1', output: 'sunny' },
+    ];
+    const small = request({ instructions: 'Be brief.', input, tools });
+    expect(run(countInputTokens(small)).tokens).toBe(estimateInputTokens(small));
+  });
+
+  it('counts every text exactly past the budget (the estimate counts bytes there), pausing between slices', () => {
+    const prose = Array.from({ length: 60_000 }, (_, index) => ['The', 'gateway', 'bills', 'what', 'the', 'upstream', 'read,', 'and', 'nothing', 'more.\n'][index % 10]).join(' ');
+    expect(prose.length).toBeGreaterThan(4 * EXACT_CHARACTERS);
+    const long = request({ instructions: 'Be brief.', input: [{ type: 'message', role: 'user', content: [{ type: 'text', text: prose }] }] });
+    const { tokens, pauses } = run(countInputTokens(long));
+    expect(tokens).toBe(3 + 4 + countTextTokens('Be brief.') + 4 + encodeText(prose).length);
+    expect(tokens).toBe(estimateInputTokens(long, new TokenBudget(Number.MAX_SAFE_INTEGER)));
+    expect(estimateInputTokens(long)).toBeGreaterThan(2 * tokens);
+    // Slices end before a space, so a pause comes after two of them at most.
+    expect(pauses).toBeGreaterThanOrEqual(Math.floor(prose.length / (2 * YIELD_CHARACTERS)));
   });
 });
 

@@ -12,7 +12,8 @@
  * about 5.6 million letters, which an upstream's answer can hold.
  */
 import { countTokens, encode } from 'gpt-tokenizer';
-import type { CanonicalRequest, ContentPart, InputItem } from './canonical.js';
+import type { CanonicalRequest } from './canonical.js';
+import { slicesOf, YIELD_CHARACTERS } from './text-slices.js';
 
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 
@@ -251,26 +252,36 @@ export class TokenBudget {
   }
 }
 
-function partTokens(part: ContentPart, budget: TokenBudget): number {
-  switch (part.type) {
-    case 'text':
-      return budget.count(part.text);
-    case 'refusal':
-      return budget.count(part.refusal);
-    case 'image':
-      return TOKENS_PER_IMAGE;
+/**
+ * The texts of a canonical request in the order the upstream reads them (yielded), and the tokens
+ * of its framing and images (returned): what both counts of the input add up, one way.
+ */
+function* inputTexts(request: CanonicalRequest): Generator<string, number> {
+  let framing = TOKENS_PER_REPLY;
+  if (request.instructions !== undefined && request.instructions !== '') {
+    framing += TOKENS_PER_ITEM;
+    yield request.instructions;
   }
-}
-
-function itemTokens(item: InputItem, budget: TokenBudget): number {
-  switch (item.type) {
-    case 'message':
-      return TOKENS_PER_ITEM + item.content.reduce((sum, part) => sum + partTokens(part, budget), 0);
-    case 'function_call':
-      return TOKENS_PER_ITEM + budget.count(item.name) + budget.count(item.arguments);
-    case 'function_call_output':
-      return TOKENS_PER_ITEM + budget.count(item.output);
+  for (const item of request.input) {
+    framing += TOKENS_PER_ITEM;
+    switch (item.type) {
+      case 'message':
+        for (const part of item.content) {
+          if (part.type === 'image') framing += TOKENS_PER_IMAGE;
+          else yield part.type === 'text' ? part.text : part.refusal;
+        }
+        break;
+      case 'function_call':
+        yield item.name;
+        yield item.arguments;
+        break;
+      case 'function_call_output':
+        yield item.output;
+        break;
+    }
   }
+  if (request.tools.length > 0) yield JSON.stringify(request.tools);
+  return framing;
 }
 
 /**
@@ -279,9 +290,35 @@ function itemTokens(item: InputItem, budget: TokenBudget): number {
  * client body instead (input-bound.ts), which covers every byte forwarded upstream.
  */
 export function estimateInputTokens(request: CanonicalRequest, budget: TokenBudget = new TokenBudget()): number {
-  let total = TOKENS_PER_REPLY;
-  if (request.instructions !== undefined && request.instructions !== '') total += TOKENS_PER_ITEM + budget.count(request.instructions);
-  for (const item of request.input) total += itemTokens(item, budget);
-  if (request.tools.length > 0) total += budget.count(JSON.stringify(request.tools));
-  return total;
+  const texts = inputTexts(request);
+  let total = 0;
+  for (;;) {
+    const step = texts.next();
+    if (step.done === true) return total + step.value;
+    total += budget.count(step.value);
+  }
+}
+
+/**
+ * The input tokens of a canonical request as `estimateInputTokens` frames them, every text counted
+ * (no budget: exact for ordinary text), a slice at a time, pausing (yielding nothing) after every
+ * YIELD_CHARACTERS for its driver to let other requests run. What an answer is billed for its input
+ * when its upstream reports no usage; linear in the request's size.
+ */
+export function* countInputTokens(request: CanonicalRequest): Generator<void, number> {
+  const texts = inputTexts(request);
+  let total = 0;
+  let sinceYield = 0;
+  for (;;) {
+    const step = texts.next();
+    if (step.done === true) return total + step.value;
+    for (const slice of slicesOf(step.value)) {
+      total += inputTokenMemo.count(slice);
+      sinceYield += slice.length;
+      if (sinceYield >= YIELD_CHARACTERS) {
+        sinceYield = 0;
+        yield;
+      }
+    }
+  }
 }

@@ -1,0 +1,187 @@
+/**
+ * A stream that ends early is billed for what the upstream was sent: once the upstream accepted
+ * the request (answered 200), it has read the whole prompt, so the input is billed even when the
+ * client leaves before any text, and when the upstream reports no usage (it cut the stream, the
+ * client left, or it never reports any) the input billed is the exact count of the prompt, not the
+ * hold's bound (docs/architecture.md, Money). A long prompt of ordinary text (390,000 characters),
+ * where the bound and the exact count differ by a factor of three; a real upstream double on
+ * loopback that counts the input as OpenAI's chat format frames it, with the real tokenizer over
+ * each message's whole text (test/support/scripted-stream.ts); the ledger must hold exactly that.
+ * And a gateway killed while such a stream waits for its first text has checkpointed that input, so
+ * its expired hold bills it (this part runs the built gateway, dist/cli/main.js).
+ */
+import { countTokens } from 'gpt-tokenizer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/admin/accounts.js';
+import { createKey } from '../../src/admin/keys.js';
+import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
+import { boundInputTokens } from '../../src/protocol/input-bound.js';
+import { TOKENS_PER_IMAGE } from '../../src/protocol/tokens.js';
+import { openStore } from '../../src/store/open-store.js';
+import { createTestDatabase, engines } from '../support/databases.js';
+import { startGatewayProcess, writeCatalog } from '../support/gateway-process.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { hungUp, scriptedStream, upstreamInputTokens, type StreamScript } from '../support/scripted-stream.js';
+import { startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
+
+const PRICES = { input: '1', cached_input: '0.5', output: '4' };
+
+/** Ordinary prose of `length` characters: words, punctuation, paragraphs; the same every run. */
+function prose(length: number): string {
+  const words = ['the', 'gateway', 'reads', 'a', 'long', 'conversation', 'about', 'billing,', 'streams', 'and', 'agents', 'that', 'press', 'Escape', 'before', 'answers', 'end.', 'Tokens', 'are', 'counted', 'once;', 'money', 'is', 'exact.'];
+  let seed = 7;
+  const parts: string[] = [];
+  let total = 0;
+  while (total < length) {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    const word = words[seed % words.length]!;
+    const separator = seed % 97 === 0 ? '\n\n' : ' ';
+    parts.push(word, separator);
+    total += word.length + separator.length;
+  }
+  return parts.join('').slice(0, length);
+}
+
+const PROMPT = prose(390_000);
+const DELTAS = ['The answer ', 'so far, ', 'cut short ', 'by Escape.'];
+const OUTPUT_TOKENS = countTokens(DELTAS.join(''));
+
+interface Route {
+  name: string;
+  path: string;
+  body: Record<string, unknown>;
+}
+
+const routes: Route[] = [
+  { name: 'chat, passed through', path: '/v1/chat/completions', body: { model: 'long-model', stream: true, messages: [{ role: 'user', content: PROMPT }] } },
+  { name: 'responses, passed through', path: '/v1/responses', body: { model: 'long-model', stream: true, store: false, input: PROMPT } },
+  { name: 'responses, translated onto a Chat upstream', path: '/v1/responses', body: { model: 'translated-model', stream: true, store: false, input: PROMPT } },
+  { name: 'messages, translated onto a Chat upstream', path: '/v1/messages', body: { model: 'translated-model', stream: true, max_tokens: 512, messages: [{ role: 'user', content: PROMPT }] } },
+];
+
+interface Scenario {
+  name: string;
+  script: StreamScript;
+  /** When the client leaves: after the first event, once the last delta arrived, or never (it reads to the end). */
+  leave: 'first-event' | 'last-delta' | 'never';
+  outputTokens: number;
+}
+
+const scenarios: Scenario[] = [
+  { name: 'the client leaves after the first event, before any text', script: { deltas: [], then: 'hold' }, leave: 'first-event', outputTokens: 0 },
+  { name: 'the client leaves after some text', script: { deltas: DELTAS, then: 'hold' }, leave: 'last-delta', outputTokens: OUTPUT_TOKENS },
+  { name: 'the upstream cuts the stream after some text', script: { deltas: DELTAS, then: 'cut' }, leave: 'never', outputTokens: OUTPUT_TOKENS },
+  { name: 'the upstream finishes without reporting usage', script: { deltas: DELTAS, then: 'finish-without-usage' }, leave: 'never', outputTokens: OUTPUT_TOKENS },
+];
+
+/** The catalog of both suites: one upstream, passed through or translated onto Chat. */
+function catalogFor(upstream: UpstreamDouble, billing?: Record<string, number>): Record<string, unknown> {
+  const timeouts = { first_byte_ms: 30_000, idle_ms: 30_000 };
+  return {
+    providers: [
+      { name: 'openai', type: 'openai', base_url: upstream.baseUrl, api_key_env: 'TEST_UPSTREAM_KEY', timeouts },
+      { name: 'openai-chat', type: 'openai', api: 'chat', base_url: upstream.baseUrl, api_key_env: 'TEST_UPSTREAM_KEY', timeouts },
+    ],
+    models: [
+      { id: 'long-model', prices: PRICES, max_output_tokens: 512, targets: [{ provider: 'openai', model: 'upstream-model' }] },
+      { id: 'translated-model', prices: PRICES, max_output_tokens: 512, targets: [{ provider: 'openai-chat', model: 'upstream-model' }] },
+    ],
+    rate_limits: { requests: 10_000, window_seconds: 60, tokens_per_minute: 0 },
+    ...(billing === undefined ? {} : { billing }),
+  };
+}
+
+const cases = routes.flatMap((route) => scenarios.map((scenario) => ({ label: `${route.name}: ${scenario.name}`, route, scenario })));
+
+/** Reads the answer until the client means to leave, then leaves (or reads it to its end). */
+async function readThenLeave(response: Response, leave: Scenario['leave']): Promise<void> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  const lastDelta = DELTAS.at(-1)!;
+  let text = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    text += decoder.decode(value, { stream: true });
+    if ((leave === 'first-event' && text.includes('\n\n')) || (leave === 'last-delta' && text.includes(lastDelta))) {
+      await reader.cancel();
+      return;
+    }
+  }
+}
+
+describe.each(engines)('streams that end early are billed for what the upstream was sent, on %s', (engine) => {
+  let harness: Harness;
+  let upstream: UpstreamDouble;
+
+  beforeAll(async () => {
+    upstream = await startUpstreamDouble(scriptedStream({ deltas: [], then: 'hold' }));
+    harness = await startHarness({ engine, catalog: catalogFor(upstream), env: { TEST_UPSTREAM_KEY: 'sk-upstream' } });
+  });
+  afterAll(async () => {
+    await harness?.close();
+    await upstream?.close();
+  });
+
+  it('the prompt is one where the hold bound and the exact count differ by far', () => {
+    const bound = boundInputTokens(routes[0]!.body, { imageTokens: TOKENS_PER_IMAGE });
+    expect(countTokens(PROMPT)).toBeGreaterThan(50_000);
+    expect(bound).toBeGreaterThan(3 * countTokens(PROMPT));
+  });
+
+  it.each(cases)('$label', async ({ route, scenario }) => {
+    upstream.answer(scriptedStream(scenario.script));
+    const { accountId, secret } = await harness.newAccount('10');
+    const response = await harness.post(route.path, route.body, secret, { 'anthropic-version': '2023-06-01' });
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get('x-request-id');
+    await readThenLeave(response, scenario.leave);
+
+    const received = upstream.requests.at(-1)!;
+    if (scenario.script.then === 'hold') expect(await hungUp(received)).toBe(true);
+    await expect.poll(() => harness.store.countOpenHolds(accountId), { timeout: 10_000 }).toBe(0);
+    const inputTokens = upstreamInputTokens(received);
+    const cost = costOfTokens(inputTokens, usdToNanos(PRICES.input)) + costOfTokens(scenario.outputTokens, usdToNanos(PRICES.output));
+    const charges = (await harness.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
+    expect(charges).toEqual([expect.objectContaining({ requestId, inputTokens, cachedInputTokens: 0, outputTokens: scenario.outputTokens, amountNanos: cost })]);
+    expect((await harness.store.findAccount(accountId))!).toMatchObject({ balanceNanos: usdToNanos('10') - cost, reservedNanos: 0n });
+  });
+});
+
+describe.each(engines)('a gateway killed while an accepted stream waits for its first text, on %s', (engine) => {
+  it.each(routes.slice(0, 3))('bills the input from its checkpoint: $name', { timeout: 60_000 }, async (route) => {
+    const database = await createTestDatabase(engine);
+    const store = await openStore(database.url);
+    const upstream = await startUpstreamDouble(scriptedStream({ deltas: [], then: 'hold' }));
+    // Checkpoints five times a second; a TTL far beyond the test, so that only the sweep below ends the hold.
+    const catalog = writeCatalog(catalogFor(upstream, { hold_ttl_seconds: 600, checkpoint_seconds: 0.2 }));
+    const gateway = await startGatewayProcess({ TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: catalog, TEST_UPSTREAM_KEY: 'sk-upstream', TOLLGATE_ACCEPT_LOCAL_LIMITS: '1' });
+    try {
+      const account = await createAccount(store, { name: `crash-${Math.random().toString(36).slice(2)}`, balanceUsd: '10' });
+      const { secret } = await createKey(store, { accountRef: account.id });
+      const response = await fetch(`${gateway.baseUrl}${route.path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(route.body),
+      });
+      expect(response.status).toBe(200);
+      const requestId = response.headers.get('x-request-id');
+      const reader = response.body!.getReader();
+      await reader.read();
+      // Time for a checkpoint to start the count of the input and for a later one to write it.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      await gateway.kill();
+
+      // The process is gone; its hold is found expired (here: an hour from now) and settles its last checkpoint.
+      expect(await store.releaseExpiredHolds(new Date(Date.now() + 3_600_000))).toBe(1);
+      const inputTokens = upstreamInputTokens(upstream.requests.at(-1)!);
+      const charges = (await store.listLedger(account.id)).filter((entry) => entry.kind === 'charge');
+      expect(charges).toEqual([expect.objectContaining({ requestId, inputTokens, outputTokens: 0, amountNanos: costOfTokens(inputTokens, usdToNanos(PRICES.input)) })]);
+    } finally {
+      await gateway.kill();
+      await upstream.close();
+      await store.close();
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * An upstream answer (for upstream-double.ts) that streams in OpenAI's wire formats, Chat
+ * Completions on `/chat/completions` and Responses on `/responses`, following a script: a first
+ * event, some text deltas, then it holds the stream open until the gateway hangs up, cuts it, or
+ * finishes without reporting usage. And the input tokens such an upstream bills for a request, as
+ * it counts them: the real tokenizer (gpt-tokenizer, o200k_base) over each message's whole text,
+ * with OpenAI's chat framing (3 tokens to prime the reply, 4 per message). Test-only code.
+ */
+import { countTokens } from 'gpt-tokenizer';
+import type { Answer, ReceivedRequest } from './upstream-double.js';
+
+export interface StreamScript {
+  /** Text deltas sent after the first event. */
+  deltas: readonly string[];
+  /** After the deltas: hold the stream open (until the gateway hangs up), cut it, or finish it without usage. */
+  then: 'hold' | 'cut' | 'finish-without-usage';
+}
+
+const TOKENS_PER_REPLY = 3;
+const TOKENS_PER_MESSAGE = 4;
+
+/** The input tokens the upstream bills for `request` (a Chat or Responses body). */
+export function upstreamInputTokens(request: ReceivedRequest): number {
+  const body = request.body;
+  const texts: string[] = [];
+  if (typeof body.instructions === 'string') texts.push(body.instructions);
+  const messages = Array.isArray(body.messages) ? body.messages : typeof body.input === 'string' ? [{ content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  for (const message of messages as Array<{ content?: unknown }>) texts.push(textOf(message.content));
+  return TOKENS_PER_REPLY + texts.reduce((sum, text) => sum + TOKENS_PER_MESSAGE + countTokens(text), 0);
+}
+
+/** The text of a message's content: a string, or parts with `text`. */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('');
+}
+
+/** Streams `script` in the wire format of the request's path. */
+export function scriptedStream(script: StreamScript): Answer {
+  return async (request, response) => {
+    const events = request.path.endsWith('/responses') ? responsesEvents(script) : chatEvents(script);
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const event of events) {
+      response.write(event);
+      // One event per turn, as an upstream's network would deliver them.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    if (script.then === 'cut') response.destroy();
+    else if (script.then === 'finish-without-usage') response.end();
+    // 'hold': the stream stays open until the gateway closes the connection.
+  };
+}
+
+function chatEvents(script: StreamScript): string[] {
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 1, model: 'upstream-model', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
+  const events = [chunk({ role: 'assistant', content: '' }), ...script.deltas.map((delta) => chunk({ content: delta }))];
+  if (script.then === 'finish-without-usage') events.push(chunk({}, 'stop'), 'data: [DONE]\n\n');
+  return events;
+}
+
+function responsesEvents(script: StreamScript): string[] {
+  const text = script.deltas.join('');
+  const message = { id: 'msg_scripted', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
+  const response = (status: string, output: unknown[]) => ({ id: 'resp_scripted', object: 'response', created_at: 1, status, model: 'upstream-model', output, usage: null });
+  const reference = { item_id: message.id, output_index: 0, content_index: 0 };
+  const events: Array<Record<string, unknown> & { type: string }> = [{ type: 'response.created', response: response('in_progress', []) }];
+  if (script.deltas.length > 0) {
+    events.push(
+      { type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } },
+      { type: 'response.content_part.added', ...reference, part: { type: 'output_text', text: '', annotations: [] } },
+      ...script.deltas.map((delta) => ({ type: 'response.output_text.delta', ...reference, delta })),
+    );
+  }
+  if (script.then === 'finish-without-usage') {
+    events.push(
+      { type: 'response.output_text.done', ...reference, text },
+      { type: 'response.content_part.done', ...reference, part: message.content[0] },
+      { type: 'response.output_item.done', output_index: 0, item: message },
+      { type: 'response.completed', response: response('completed', [message]) },
+    );
+  }
+  return events.map((event, sequence) => `event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number: sequence })}\n\n`);
+}
+
+/** Whether the connection of `request` closed before the double finished (the gateway hung up). */
+export async function hungUp(request: ReceivedRequest): Promise<boolean> {
+  await request.connectionClosed;
+  return !request.answerFinishedAtClose();
+}
