@@ -384,7 +384,10 @@ export interface Store {
   listAccounts(): Promise<AccountRecord[]>;
   /** By id, or else by name. */
   findAccount(idOrName: string): Promise<AccountRecord | undefined>;
-  /** Returns false when no such account exists. A disabled account's keys are refused (401). */
+  /**
+   * Returns false when no such account exists. A disabled account's keys are refused (401), and
+   * disabling ends the console sessions its keys opened (enabling it again does not bring them back).
+   */
   setAccountDisabled(accountId: string, disabled: boolean, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
   /** One page of accounts, oldest first. */
   listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>>;
@@ -402,7 +405,10 @@ export interface Store {
   listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
   /** By id, or else by prefix. */
   findKey(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
-  /** Returns false when no such key exists, or it is deleted. */
+  /**
+   * Returns false when no such key exists, or it is deleted. Disabling ends the console sessions the
+   * key opened (enabling it again does not bring them back).
+   */
   setKeyDisabled(keyId: string, disabled: boolean, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
   findKeyByHash(hash: string): Promise<KeyWithAccount | undefined>;
   /**
@@ -447,7 +453,10 @@ export interface Store {
   /** By id, or else by prefix. */
   findAdminToken(idOrPrefix: string): Promise<AdminTokenRecord | undefined>;
   findAdminTokenByHash(hash: string): Promise<AdminTokenRecord | undefined>;
-  /** Returns false when no such token exists. */
+  /**
+   * Returns false when no such token exists. Disabling ends the console sessions the token opened
+   * (enabling it again does not bring them back).
+   */
   setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean>;
   /** One page of the audit log, oldest first; the cursor is an entry id. */
   listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>>;
