@@ -51,6 +51,9 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
     try {
       return await serve(adapter, services, lifecycle, request, reply);
     } catch (error) {
+      // The client left, and what was thrown is the consequence (the upstream call's abort): no
+      // failure of ours or the upstream's, and nobody to answer (499, as below).
+      if (lifecycle.clientGone) return reply.code(499).send();
       // The answer is an error now: whatever upstream call is still running is not needed.
       lifecycle.abort();
       lifecycle.failed(toGatewayError(error).gatewayError.errorCode);
@@ -59,7 +62,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       // Whatever ended the answer (a failure, a client gone), its hold is settled before the
       // handler returns; a no-op when the delivery already settled it before its last bytes.
       await lifecycle.settle();
-      lifecycle.end();
+      lifecycle.end(adapter.surface);
     }
   };
 }

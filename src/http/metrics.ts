@@ -35,6 +35,8 @@ export interface Metrics {
   holdsOpen: Gauge;
   /** Upstream attempts that failed, by target and kind (connect, timeout, status, protocol, credentials, mid_stream). */
   upstreamFailures: Counter<'target' | 'kind'>;
+  /** Clients that closed the connection before their answer ended, by surface and stage (before_answer, mid_answer). */
+  clientDisconnects: Counter<'surface' | 'stage'>;
   /** Where `holdsOpen` reads its value when scraped (the gateway sets it to its hold keeper's size). */
   countHoldsOpen: () => number;
 }
@@ -103,6 +105,12 @@ export function createMetrics(): Metrics {
     labelNames: ['target', 'kind'] as const,
     registers,
   });
+  const clientDisconnects = new Counter({
+    name: 'tollgate_client_disconnects_total',
+    help: 'Clients that closed the connection before their /v1 answer ended, by surface and stage (before_answer: nothing sent yet; mid_answer: after the first byte).',
+    labelNames: ['surface', 'stage'] as const,
+    registers,
+  });
   const holdCommits = new Histogram({
     name: 'tollgate_hold_batch_operations',
     help: 'Hold operations (opens, settlements, checkpoints) per group-committed database transaction.',
@@ -127,6 +135,7 @@ export function createMetrics(): Metrics {
     cost,
     openStreams,
     upstreamFailures,
+    clientDisconnects,
     holdCommits,
     countHoldsOpen: () => 0,
     holdsOpen: new Gauge({
