@@ -110,6 +110,7 @@ export class AnswerLifecycle {
       surface,
       model,
       target: null,
+      failedTarget: null,
       stream,
       firstByteAt: null,
       usage: null,
@@ -152,6 +153,11 @@ export class AnswerLifecycle {
   /** The target that answers. */
   routed(target: Target): void {
     this.#update((outcome) => (outcome.target = target.label));
+  }
+
+  /** A target that was tried and failed before answering (the last one is kept). */
+  targetFailed(target: Target): void {
+    this.#update((outcome) => (outcome.failedTarget = target.label));
   }
 
   /** A stream is open to the client until the returned function is called (the open-streams gauge). */

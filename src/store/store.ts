@@ -298,17 +298,24 @@ export interface RequestLogEntry extends TokenCounts {
   /** When the request arrived. */
   at: Date;
   requestId: string;
-  accountId: string;
-  keyId: string;
-  /** The client surface (`responses`, `chat-completions`, `anthropic-messages`). */
-  surface: string;
-  /** Catalog model id. */
-  model: string;
-  /** The upstream target that answered (its label), or null when none did. */
+  /** Null when the request was refused before its key was known (a 401, say). */
+  accountId: string | null;
+  keyId: string | null;
+  /** The client surface (`responses`, `chat-completions`, `anthropic-messages`); null for other `/v1` routes. */
+  surface: string | null;
+  /** Catalog model id; null when refused before a catalog model was named. */
+  model: string | null;
+  /**
+   * The upstream target that answered (its label); when none did, the last one tried that failed;
+   * null when none was tried.
+   */
   target: string | null;
   /** HTTP status of the answer (200 also for a stream that failed midway: see errorCode). */
   status: number;
-  /** The gateway error code the answer failed with, also mid-stream; null for a success. */
+  /**
+   * What named the error to the client, also mid-stream: the error body's `code`, or its `type`
+   * where it has no code (an empty one, or Anthropic's shape); null for a success.
+   */
   errorCode: string | null;
   stream: boolean;
   /** From arrival to the last byte. */
