@@ -3,7 +3,8 @@
  * (request-outcome.ts) when the answer got as far as a catalog model, else from what the request
  * had learnt when it was refused (its key, its route's surface). Every answer of a creation route
  * gets a row, refusals included, and so does every error answer under `/v1` (an unknown route's
- * 404, a 401 on `/v1/models`); successful reads (models, stored responses, token counts) do not.
+ * 404, a 401 on `/v1/models`); successful reads (models, stored responses, token counts) do not,
+ * nor does a client that left before its request had an outcome (it was given no answer).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestLogEntry } from '../../store/store.js';
