@@ -4,8 +4,11 @@
  * stands for and when it ends), so any instance can check it, and a logout ends it everywhere.
  *
  * A session is only as good as its credential: every check reads the admin token, or the key and
- * its account, again, so disabling any of them (or a key expiring) ends the sessions it opened at
- * once, on every instance.
+ * its account, again, so disabling any of them (or a key expiring) refuses the sessions it opened at
+ * once, on every instance. Disabling, rotating or deleting also deletes those sessions, in the same
+ * transaction (store/console-session-queries.ts), so enabling the credential again does not bring
+ * them back; and a key's session ends no later than the key expires, so a later expiry does not
+ * either.
  */
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN_PREFIX, hashesEqual, hashKeySecret, KEY_PREFIX } from '../auth/key-secret.js';
@@ -49,10 +52,11 @@ export async function subjectOfCredential(store: Store, credential: string, now:
   return undefined;
 }
 
-/** Opens a session for `subject`, ending at now + the session TTL. */
+/** Opens a session for `subject`, ending at now + the session TTL, or when its key expires if sooner. */
 export async function openConsoleSession(store: Store, subject: ConsoleSubject, now: Date): Promise<OpenedSession> {
   const sessionId = `${SESSION_ID_PREFIX}${randomBytes(32).toString('base64url')}`;
-  const expiresAt = new Date(now.getTime() + CONSOLE_SESSION_TTL_MS);
+  const keyExpiry = subject.kind === 'key' ? subject.key.expiresAt : null;
+  const expiresAt = new Date(Math.min(now.getTime() + CONSOLE_SESSION_TTL_MS, keyExpiry?.getTime() ?? Infinity));
   await store.createConsoleSession({
     hash: hashKeySecret(sessionId),
     kind: subject.kind,

@@ -117,12 +117,17 @@ export interface RequestLogView {
   id: number;
   at: string;
   request_id: string;
-  account_id: string;
-  key_id: string;
-  surface: string;
-  model: string;
+  /** Null for a request refused before its key was known (a 401). */
+  account_id: string | null;
+  key_id: string | null;
+  /** Null for a `/v1` route other than the three creation routes (an unknown one's 404, say). */
+  surface: string | null;
+  /** Null when refused before a catalog model was named. */
+  model: string | null;
+  /** The target that answered; when none did, the last one tried that failed. */
   target: string | null;
   status: number;
+  /** The error body's `code`, or its `type` where it has none (an empty code, Anthropic's shape). */
   error_code: string | null;
   stream: boolean;
   latency_ms: number;

@@ -70,7 +70,7 @@ describe('AnswerLifecycle', () => {
       meter.observe({ type: 'text-delta', delta: 'Hello there' });
       await Promise.all([lifecycle.settle(), lifecycle.settle()]);
       await lifecycle.settle();
-      lifecycle.end();
+      lifecycle.end('chat-completions');
       ended = true;
       return { usage: request.outcome?.usage ?? null };
     });

@@ -19,6 +19,7 @@ import type { Target } from '../routing/catalog.js';
 import type { ApiContext } from './api-context.js';
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
+import { surfaceLabel } from './request-metrics.js';
 import type { RequestOutcome } from './request-outcome.js';
 
 export interface LifecycleServices {
@@ -29,7 +30,7 @@ export interface LifecycleServices {
   inFlight: InFlight;
   /** Takes over settlements that failed (database briefly away); they never bill twice. */
   settleRetrier: SettleRetrier;
-  metrics: Pick<Metrics, 'billingExcess' | 'rejectedUsageReports' | 'openStreams' | 'answerFaults'>;
+  metrics: Pick<Metrics, 'billingExcess' | 'rejectedUsageReports' | 'openStreams' | 'answerFaults' | 'clientDisconnects'>;
   now: () => number;
 }
 
@@ -58,6 +59,11 @@ export class AnswerLifecycle {
   readonly #abort = new AbortController();
   /** Whether `#abort` was aborted (only `abort()` does), without asking the signal through its getters. */
   #aborted = false;
+  /**
+   * Set when the client closed the connection before the answer ended (rather than the gateway
+   * giving up): whether anything of the answer had been sent by then.
+   */
+  #clientLeft: 'before_answer' | 'mid_answer' | undefined;
   #running: Running | undefined;
   #settlement: Promise<void> | undefined;
 
@@ -68,7 +74,9 @@ export class AnswerLifecycle {
     this.#services = services;
     this.#request = request;
     reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) this.abort();
+      if (reply.raw.writableFinished) return;
+      this.#clientLeft = reply.raw.headersSent ? 'mid_answer' : 'before_answer';
+      this.abort();
     });
   }
 
@@ -79,6 +87,14 @@ export class AnswerLifecycle {
 
   get aborted(): boolean {
     return this.#aborted;
+  }
+
+  /**
+   * The client closed the connection before the answer ended. Whatever the answer threw after
+   * that (the upstream call's abort, a failover cut short) is the consequence, not a failure.
+   */
+  get clientGone(): boolean {
+    return this.#clientLeft !== undefined;
   }
 
   /** Stops the upstream call (no-op once it ended or was stopped). */
@@ -97,6 +113,7 @@ export class AnswerLifecycle {
       surface,
       model,
       target: null,
+      failedTarget: null,
       stream,
       firstByteAt: null,
       usage: null,
@@ -106,8 +123,16 @@ export class AnswerLifecycle {
     };
   }
 
-  /** The handler is done with the answer (after its settlement): resolves the outcome's `ended`. */
-  end(): void {
+  /**
+   * The handler is done with the answer (after its settlement): resolves the outcome's `ended`. A
+   * client that left is normal, not an error: it is logged at debug and counted, never as a failure.
+   */
+  end(surface: Surface): void {
+    const stage = this.#clientLeft;
+    if (stage !== undefined) {
+      this.#services.metrics.clientDisconnects.inc({ surface: surfaceLabel(surface), stage });
+      this.#request.log.debug({ surface, stage }, 'client disconnected');
+    }
     this.#ended?.();
   }
 
@@ -136,6 +161,11 @@ export class AnswerLifecycle {
   routed(target: Target): void {
     this.#running?.meter.accepted();
     this.#update((outcome) => (outcome.target = target.label));
+  }
+
+  /** A target that was tried and failed before answering (the last one is kept). */
+  targetFailed(target: Target): void {
+    this.#update((outcome) => (outcome.failedTarget = target.label));
   }
 
   /** A stream is open to the client until the returned function is called (the open-streams gauge). */

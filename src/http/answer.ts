@@ -51,6 +51,9 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
     try {
       return await serve(adapter, services, lifecycle, request, reply);
     } catch (error) {
+      // The client left, and what was thrown is the consequence (the upstream call's abort): no
+      // failure of ours or the upstream's, and nobody to answer (499, as below).
+      if (lifecycle.clientGone) return reply.code(499).send();
       // The answer is an error now: whatever upstream call is still running is not needed.
       lifecycle.abort();
       lifecycle.failed(toGatewayError(error).gatewayError.errorCode);
@@ -59,7 +62,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
       // Whatever ended the answer (a failure, a client gone), its hold is settled before the
       // handler returns; a no-op when the delivery already settled it before its last bytes.
       await lifecycle.settle();
-      lifecycle.end();
+      lifecycle.end(adapter.surface);
     }
   };
 }
@@ -68,8 +71,11 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
   const context = requireContext(request);
   const body = parseJsonBody(request.body);
   const decodedBody = adapter.decode(body, request.headers);
-  const model = resolveModel(services, decodedBody.request.model, context);
-  lifecycle.begin(context, adapter.surface, model.id, decodedBody.request.stream);
+  const requested = decodedBody.request.model;
+  // A catalog model has an outcome from here on, so that its refusal (disabled, not allowed for the
+  // key, no target in rotation) is logged and measured with it; a made-up name never is.
+  if (services.catalog.get(requested) !== undefined) lifecycle.begin(context, adapter.surface, requested, decodedBody.request.stream);
+  const model = resolveModel(services, requested, context);
   adapter.checkAgainstModel(decodedBody, model);
   // Before the estimate, so that the hold covers the whole conversation the upstream will read.
   const conversation = await expandConversation(services.store, context.account.id, decodedBody);
@@ -100,6 +106,7 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
       maxOutputTokens,
       signal: lifecycle.signal,
       requestId: request.id,
+      onTargetFailed: (target) => lifecycle.targetFailed(target),
       // The client's body names a response only the gateway knows; the upstream gets the expanded request.
       canonicalOnly: decoded.previousResponseId !== null,
       ...(decoded.upstreamHeaders === undefined ? {} : { upstreamHeaders: decoded.upstreamHeaders }),

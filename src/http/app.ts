@@ -30,12 +30,12 @@ import { observeApiRequests } from './observe-requests.js';
 import type { RequestTracer } from './request-tracer.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
 import { toGatewayError } from './errors.js';
-import { errorBody, errorShapeOf } from './error-shapes.js';
+import { clientErrorCode, errorBody, errorShapeOf } from './error-shapes.js';
 import { registerConsole } from './console/console.js';
 import { registerCountTokensRoute } from './routes/count-tokens.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerStoredResponseRoutes } from './routes/stored-responses.js';
-import { anthropicMessagesSurface, chatCompletionsSurface, responsesSurface } from './surfaces.js';
+import { anthropicMessagesSurface, chatCompletionsSurface, responsesSurface, type SurfaceAdapter } from './surfaces.js';
 
 export interface AppDeps {
   config: ConfigFile;
@@ -68,12 +68,14 @@ export interface AppDeps {
 
 /** Renders `error` in the error shape of the route's surface (see error-shapes.ts). */
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  const shape = errorShapeOf(reply.request.url, reply.request.headers);
   reply.gatewayErrorCode = error.errorCode;
+  reply.clientErrorCode = clientErrorCode(error.errorCode, shape, error.wireCode);
   return reply
     .code(error.status)
     .headers(error.headers)
     .header('content-type', 'application/json; charset=utf-8')
-    .send(JSON.stringify(errorBody(error, errorShapeOf(reply.request.url, reply.request.headers))));
+    .send(JSON.stringify(errorBody(error, shape)));
 }
 
 /** `req_` + 24 hex digits (lib/ids.ts), on every answer as `x-request-id`. */
@@ -127,6 +129,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.decorateRequest('apiContext', null);
   app.decorateRequest('outcome', null);
   app.decorateReply('gatewayErrorCode', null);
+  app.decorateReply('clientErrorCode', null);
   // These two hooks run on every request and do nothing asynchronous: callback style spares each
   // request a promise and a microtask turn per hook.
   app.addHook('onRequest', (request, reply, done) => {
@@ -177,11 +180,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logger: deps.logger,
     now: deps.now,
   };
-  app.post('/v1/responses', { onRequest }, createAnswerHandler(responsesSurface, services));
-  app.post('/v1/chat/completions', { onRequest }, createAnswerHandler(chatCompletionsSurface, services));
+  // The route's surface is in its config, so that a refusal before the handler (key, limits, body)
+  // is logged with it too (request-log/entry.ts).
+  const answerRoute = (path: string, adapter: SurfaceAdapter, hooks: typeof onRequest): void => {
+    app.post(path, { onRequest: hooks, config: { surface: adapter.surface } }, createAnswerHandler(adapter, services));
+  };
+  answerRoute('/v1/responses', responsesSurface, onRequest);
+  answerRoute('/v1/chat/completions', chatCompletionsSurface, onRequest);
   // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
   const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
-  app.post('/v1/messages', { onRequest: onAnthropicRequest }, createAnswerHandler(anthropicMessagesSurface, services));
+  answerRoute('/v1/messages', anthropicMessagesSurface, onAnthropicRequest);
   registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
   // Claude Code's connectivity probe (`HEAD /api/hello` at the base address); no key is sent.
   app.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });

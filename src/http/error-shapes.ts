@@ -6,7 +6,7 @@
  * catalogue's on both; Anthropic's `error.type` follows the status, as Anthropic's API does
  * (https://docs.anthropic.com/en/api/errors).
  */
-import type { GatewayError } from '../errors/gateway-error.js';
+import { ERROR_CATALOGUE, type GatewayError, type GatewayErrorCode } from '../errors/gateway-error.js';
 
 export type ErrorShape = 'openai' | 'anthropic';
 
@@ -39,6 +39,18 @@ const ANTHROPIC_TYPES: Readonly<Record<number, string>> = {
 /** Anthropic's `error.type` for an HTTP status. */
 export function anthropicErrorType(status: number): string {
   return ANTHROPIC_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+}
+
+/**
+ * What names the error to the client that got it in `shape`, for the request log: the body's
+ * `code`, or its `type` where it has no code (an empty one, or Anthropic's shape, which has none).
+ * `wireCode` is the code the body carried when it differs from the catalogue's (a validation code).
+ */
+export function clientErrorCode(errorCode: GatewayErrorCode, shape: ErrorShape, wireCode?: string): string {
+  const entry = ERROR_CATALOGUE[errorCode];
+  if (shape === 'anthropic') return anthropicErrorType(entry.status);
+  const code = wireCode ?? entry.code;
+  return code === '' ? entry.type : code;
 }
 
 /**

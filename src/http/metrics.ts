@@ -37,6 +37,8 @@ export interface Metrics {
   upstreamFailures: Counter<'target' | 'kind'>;
   /** The gateway's own faults inside an answer (bugs, each logged at error level), by stage: metering, delivery. */
   answerFaults: Counter<'stage'>;
+  /** Clients that closed the connection before their answer ended, by surface and stage (before_answer, mid_answer). */
+  clientDisconnects: Counter<'surface' | 'stage'>;
   /** Where `holdsOpen` reads its value when scraped (the gateway sets it to its hold keeper's size). */
   countHoldsOpen: () => number;
 }
@@ -111,6 +113,12 @@ export function createMetrics(): Metrics {
     labelNames: ['stage'] as const,
     registers,
   });
+  const clientDisconnects = new Counter({
+    name: 'tollgate_client_disconnects_total',
+    help: 'Clients that closed the connection before their /v1 answer ended, by surface and stage (before_answer: nothing sent yet; mid_answer: after the first byte).',
+    labelNames: ['surface', 'stage'] as const,
+    registers,
+  });
   const holdCommits = new Histogram({
     name: 'tollgate_hold_batch_operations',
     help: 'Hold operations (opens, settlements, checkpoints) per group-committed database transaction.',
@@ -136,6 +144,7 @@ export function createMetrics(): Metrics {
     openStreams,
     upstreamFailures,
     answerFaults,
+    clientDisconnects,
     holdCommits,
     countHoldsOpen: () => 0,
     holdsOpen: new Gauge({

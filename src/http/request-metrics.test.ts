@@ -10,6 +10,7 @@ const outcome = (fields: Partial<RequestOutcome> = {}): RequestOutcome => ({
   surface: 'chat',
   model: 'model-a',
   target: 'sim/model-a',
+  failedTarget: null,
   stream: false,
   firstByteAt: null,
   usage: null,

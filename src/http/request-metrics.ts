@@ -21,6 +21,11 @@ const SURFACE_LABELS: ReadonlyMap<string, string> = new Map([
   ['anthropic-messages', 'messages'],
 ]);
 
+/** The bounded `surface` label of a surface (either spelling), `unknown` for anything else. */
+export function surfaceLabel(surface: string): string {
+  return SURFACE_LABELS.get(surface) ?? UNKNOWN_LABEL;
+}
+
 interface Increment {
   inc(value: number): void;
 }
@@ -62,7 +67,7 @@ export class RequestMetrics {
    */
   record(outcome: RequestOutcome, status: number, elapsedMs: number, now: number): void {
     const instruments = this.byModel.get(outcome.model) ?? this.unknownModel;
-    const timings = this.timings(instruments, SURFACE_LABELS.get(outcome.surface) ?? UNKNOWN_LABEL, status);
+    const timings = this.timings(instruments, surfaceLabel(outcome.surface), status);
     timings.duration.observe(elapsedMs / 1000);
     if (outcome.firstByteAt !== null) {
       const arrivedAt = now - elapsedMs;

@@ -3,6 +3,7 @@
  * response has ended (by the request log, the metrics and the traces), so that none of them has to
  * reach into the handler. A request refused before routing has no outcome (null).
  */
+import type { GatewayErrorCode } from '../errors/gateway-error.js';
 import type { Usage } from '../protocol/canonical.js';
 
 export interface RequestOutcome {
@@ -14,6 +15,8 @@ export interface RequestOutcome {
   model: string;
   /** The upstream target that answered (its label), once one did. */
   target: string | null;
+  /** The last target that failed before answering (its label), when one was tried and failed. */
+  failedTarget: string | null;
   stream: boolean;
   /** Epoch milliseconds when the first byte of the answer was written; null until then. */
   firstByteAt: number | null;
@@ -22,7 +25,7 @@ export interface RequestOutcome {
   /** Debited by the settlement, nano-USD. */
   costNanos: bigint;
   /** The gateway error code the answer failed with (also mid-stream), or null. */
-  errorCode: string | null;
+  errorCode: GatewayErrorCode | null;
   /**
    * Resolves when the handler is done with the answer (its hold settled). Fastify runs no
    * `onResponse` for a client that went away before the end, so readers wait on this then.

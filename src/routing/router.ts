@@ -27,6 +27,8 @@ export interface RouteRequest<Stream extends boolean = boolean> {
   canonicalOnly?: boolean;
   /** Client headers a pass-through forwards (see PassthroughCall.headers). */
   upstreamHeaders?: Readonly<Record<string, string>>;
+  /** Told of each target that failed before answering (not of one the client's leaving cut short). */
+  onTargetFailed?: (target: Target) => void;
 }
 
 /** An answer opened on a target: canonical events, or a pass-through typed by the request's stream flag. */
@@ -163,6 +165,7 @@ export class Router {
         }
         const failure = error instanceof UpstreamError ? error : new UpstreamError('protocol', `target failed: ${String(error)}`, { cause: error });
         attempt?.failed(failure);
+        route.onTargetFailed?.(target);
         this.onTargetFailure(target, failure, route.requestId);
         // A request the upstream refused for its own content would be refused everywhere.
         if (!failure.failoverable) throw failure;

@@ -38,6 +38,31 @@ export async function deleteConsoleSession(db: Kysely<Database>, hash: string): 
   await db.deleteFrom('console_sessions').where('hash', '=', hash).execute();
 }
 
+/*
+ * Ending the sessions a credential opened, in the transaction that disables, rotates or deletes it:
+ * a check of the credential alone would refuse them only while it stays disabled, and enabling it
+ * again would bring back every session it had (a cookie left in some browser included).
+ */
+
+/** Ends the sessions opened with a key (its disabling, rotation or deletion). */
+export async function endKeySessions(transaction: Kysely<Database>, keyId: string): Promise<void> {
+  await transaction.deleteFrom('console_sessions').where('kind', '=', 'key').where('subject_id', '=', keyId).execute();
+}
+
+/** Ends the sessions opened with any key of an account (its disabling). */
+export async function endAccountSessions(transaction: Kysely<Database>, accountId: string): Promise<void> {
+  await transaction
+    .deleteFrom('console_sessions')
+    .where('kind', '=', 'key')
+    .where('subject_id', 'in', transaction.selectFrom('api_keys').select('id').where('account_id', '=', accountId))
+    .execute();
+}
+
+/** Ends the sessions opened with an admin token (its disabling). */
+export async function endAdminTokenSessions(transaction: Kysely<Database>, tokenId: string): Promise<void> {
+  await transaction.deleteFrom('console_sessions').where('kind', '=', 'admin').where('subject_id', '=', tokenId).execute();
+}
+
 function toKind(value: unknown): ConsoleSessionKind {
   if (value === 'admin' || value === 'key') return value;
   throw new StoreDataError(`console_sessions.kind: expected admin or key, got ${JSON.stringify(value)}`);

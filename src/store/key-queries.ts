@@ -92,14 +92,6 @@ export async function rotateKey(transaction: Kysely<Database>, keyId: string, se
   return updated.numUpdatedRows === 1n;
 }
 
-/**
- * Ends the web console sessions a key opened: after a rotation or a deletion, a session opened with
- * the old secret must not outlive it.
- */
-export async function endKeySessions(transaction: Kysely<Database>, keyId: string): Promise<void> {
-  await transaction.deleteFrom('console_sessions').where('kind', '=', 'key').where('subject_id', '=', keyId).execute();
-}
-
 /** Marks a key deleted at `at`; false when there is no such key or it is deleted already. */
 export async function deleteKey(transaction: Kysely<Database>, keyId: string, at: Date): Promise<boolean> {
   const updated = await transaction

@@ -350,6 +350,7 @@ export class KyselyStore implements Store {
         .where('deleted_at', 'is', null)
         .executeTakeFirst();
       if (updated.numUpdatedRows !== 1n) return false;
+      if (disabled) await consoleSessions.endKeySessions(transaction, keyId);
       await bumpRevision(transaction);
       return true;
     }));
@@ -360,6 +361,7 @@ export class KyselyStore implements Store {
     return this.transact((transaction) => this.auditAccount(transaction, accountId, audit, async () => {
       const updated = await transaction.updateTable('accounts').set({ disabled: disabled ? 1 : 0 }).where('id', '=', accountId).executeTakeFirst();
       if (updated.numUpdatedRows !== 1n) return false;
+      if (disabled) await consoleSessions.endAccountSessions(transaction, accountId);
       await bumpRevision(transaction);
       return true;
     }));
@@ -457,9 +459,11 @@ export class KyselyStore implements Store {
 
   setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean> {
     return this.transact((transaction) =>
-      auditedChange(transaction, { engine: this.engine, type: 'admin_token', id: tokenId, read: readAdminToken }, audit, this.now(), () =>
-        admin.setAdminTokenDisabled(transaction, tokenId, disabled),
-      ),
+      auditedChange(transaction, { engine: this.engine, type: 'admin_token', id: tokenId, read: readAdminToken }, audit, this.now(), async () => {
+        if (!(await admin.setAdminTokenDisabled(transaction, tokenId, disabled))) return false;
+        if (disabled) await consoleSessions.endAdminTokenSessions(transaction, tokenId);
+        return true;
+      }),
     );
   }
 
@@ -586,7 +590,7 @@ export class KyselyStore implements Store {
   async rotateKey(keyId: string, secret: { prefix: string; hash: string }, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean> {
     return this.transact((transaction) => this.auditKey(transaction, keyId, audit, async () => {
       if (!(await keys.rotateKey(transaction, keyId, secret))) return false;
-      await keys.endKeySessions(transaction, keyId);
+      await consoleSessions.endKeySessions(transaction, keyId);
       await bumpRevision(transaction);
       return true;
     }));
@@ -596,7 +600,7 @@ export class KyselyStore implements Store {
     const at = this.now();
     return this.transact((transaction) => this.auditKey(transaction, keyId, audit, async () => {
       if (!(await keys.deleteKey(transaction, keyId, at))) return false;
-      await keys.endKeySessions(transaction, keyId);
+      await consoleSessions.endKeySessions(transaction, keyId);
       await bumpRevision(transaction);
       return true;
     }));

@@ -71,11 +71,16 @@ describe.each(engines)('request log queries on %s', (engine) => {
 
   it('writes a batch whole or not at all', async () => {
     // A row the database refuses (a NOT NULL column) after rows it took: none of the batch stays.
-    const broken = entry({ requestId: 'req_whole_2', surface: null as unknown as string });
+    const broken = entry({ requestId: 'req_whole_2', latencyMs: 1, status: null as unknown as number });
     await expect(store.appendRequestLog([entry({ requestId: 'req_whole_1' }), broken, entry({ requestId: 'req_whole_3' })])).rejects.toThrow();
     for (const requestId of ['req_whole_1', 'req_whole_3']) expect(await everything({ requestId })).toEqual([]);
     await store.appendRequestLog([entry({ requestId: 'req_whole_1' })]);
     expect(await everything({ requestId: 'req_whole_1' })).toHaveLength(1);
+  });
+
+  it('keeps a refusal with no account, key, surface or model, and reads them back as null', async () => {
+    await store.appendRequestLog([entry({ requestId: 'req_unknown', accountId: null, keyId: null, surface: null, model: null, status: 401, errorCode: 'service_api_error' })]);
+    expect((await everything({ requestId: 'req_unknown' }))[0]).toMatchObject({ accountId: null, keyId: null, surface: null, model: null, status: 401, errorCode: 'service_api_error' });
   });
 
   it('clamps measured durations into their column instead of refusing the batch', async () => {

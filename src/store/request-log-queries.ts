@@ -6,6 +6,10 @@
  * (`createSqliteRequestLogAppend`): compiling a many-row INSERT through Kysely and preparing it
  * again for every batch cost more than writing the rows. PostgreSQL takes the batch as one
  * multi-row INSERT through Kysely.
+ *
+ * A refusal before the key, the route's surface or the model was known (a 401, a 404 under `/v1`, a
+ * body that does not decode) has no account, key, surface or model: its columns (NOT NULL since
+ * migration 0007) hold the empty string, read back as null. No migration rewrites the table for it.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
@@ -115,10 +119,10 @@ function toRow(entry: RequestLogEntry) {
   return {
     at: toEpochMilliseconds(entry.at, 'at'),
     request_id: entry.requestId,
-    account_id: entry.accountId,
-    key_id: entry.keyId,
-    surface: entry.surface,
-    model: entry.model,
+    account_id: entry.accountId ?? UNKNOWN,
+    key_id: entry.keyId ?? UNKNOWN,
+    surface: entry.surface ?? UNKNOWN,
+    model: entry.model ?? UNKNOWN,
     target: entry.target,
     status: entry.status,
     error_code: entry.errorCode,
@@ -134,6 +138,14 @@ function toRow(entry: RequestLogEntry) {
     request_body: entry.requestBody,
     response_body: entry.responseBody,
   };
+}
+
+/** How a column that is NOT NULL holds "not known" (see the top of this file). */
+const UNKNOWN = '';
+
+function knownText(value: unknown, name: string): string | null {
+  const text = toText(value, name);
+  return text === UNKNOWN ? null : text;
 }
 
 /** Durations are measured, so never refused: a negative one (a clock step) is 0, a huge one capped. */
@@ -171,10 +183,10 @@ function decodeRequestLogRow(row: RequestLogRow): RequestLogRecord {
     id: toSafeNumber(row.id, field('id')),
     at: toDate(row.at, field('at')),
     requestId: toText(row.request_id, field('request_id')),
-    accountId: toText(row.account_id, field('account_id')),
-    keyId: toText(row.key_id, field('key_id')),
-    surface: toText(row.surface, field('surface')),
-    model: toText(row.model, field('model')),
+    accountId: knownText(row.account_id, field('account_id')),
+    keyId: knownText(row.key_id, field('key_id')),
+    surface: knownText(row.surface, field('surface')),
+    model: knownText(row.model, field('model')),
     target: toNullableText(row.target, field('target')),
     status: toSafeNumber(row.status, field('status')),
     errorCode: toNullableText(row.error_code, field('error_code')),

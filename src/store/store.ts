@@ -298,17 +298,24 @@ export interface RequestLogEntry extends TokenCounts {
   /** When the request arrived. */
   at: Date;
   requestId: string;
-  accountId: string;
-  keyId: string;
-  /** The client surface (`responses`, `chat-completions`, `anthropic-messages`). */
-  surface: string;
-  /** Catalog model id. */
-  model: string;
-  /** The upstream target that answered (its label), or null when none did. */
+  /** Null when the request was refused before its key was known (a 401, say). */
+  accountId: string | null;
+  keyId: string | null;
+  /** The client surface (`responses`, `chat-completions`, `anthropic-messages`); null for other `/v1` routes. */
+  surface: string | null;
+  /** Catalog model id; null when refused before a catalog model was named. */
+  model: string | null;
+  /**
+   * The upstream target that answered (its label); when none did, the last one tried that failed;
+   * null when none was tried.
+   */
   target: string | null;
   /** HTTP status of the answer (200 also for a stream that failed midway: see errorCode). */
   status: number;
-  /** The gateway error code the answer failed with, also mid-stream; null for a success. */
+  /**
+   * What named the error to the client, also mid-stream: the error body's `code`, or its `type`
+   * where it has no code (an empty one, or Anthropic's shape); null for a success.
+   */
   errorCode: string | null;
   stream: boolean;
   /** From arrival to the last byte. */
@@ -384,7 +391,10 @@ export interface Store {
   listAccounts(): Promise<AccountRecord[]>;
   /** By id, or else by name. */
   findAccount(idOrName: string): Promise<AccountRecord | undefined>;
-  /** Returns false when no such account exists. A disabled account's keys are refused (401). */
+  /**
+   * Returns false when no such account exists. A disabled account's keys are refused (401), and
+   * disabling ends the console sessions its keys opened (enabling it again does not bring them back).
+   */
   setAccountDisabled(accountId: string, disabled: boolean, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
   /** One page of accounts, oldest first. */
   listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>>;
@@ -402,7 +412,10 @@ export interface Store {
   listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
   /** By id, or else by prefix. */
   findKey(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
-  /** Returns false when no such key exists, or it is deleted. */
+  /**
+   * Returns false when no such key exists, or it is deleted. Disabling ends the console sessions the
+   * key opened (enabling it again does not bring them back).
+   */
   setKeyDisabled(keyId: string, disabled: boolean, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
   findKeyByHash(hash: string): Promise<KeyWithAccount | undefined>;
   /**
@@ -447,7 +460,10 @@ export interface Store {
   /** By id, or else by prefix. */
   findAdminToken(idOrPrefix: string): Promise<AdminTokenRecord | undefined>;
   findAdminTokenByHash(hash: string): Promise<AdminTokenRecord | undefined>;
-  /** Returns false when no such token exists. */
+  /**
+   * Returns false when no such token exists. Disabling ends the console sessions the token opened
+   * (enabling it again does not bring them back).
+   */
   setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean>;
   /** One page of the audit log, oldest first; the cursor is an entry id. */
   listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>>;

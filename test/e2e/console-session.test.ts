@@ -206,6 +206,50 @@ describe.each(engines)('console sessions on %s', (engine) => {
       expect((await get('/console/api/self', secondCookie)).status).toBe(401);
       expect((await get('/console/api/session', secondCookie)).status).toBe(401);
     });
+
+    it('keeps them ended when the account, key or admin token is enabled again; a fresh sign-in works, and each change is audited', async () => {
+      const admin = (path: string): Promise<Response> => fetch(`${harness.baseUrl}/admin/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${owner.secret}` } });
+      const auditActions = async (type: string, id: string): Promise<Array<[string, string | null]>> => {
+        const page = (await (await get(`/admin/v1/audit?target_type=${type}&target_id=${id}`, null, { authorization: `Bearer ${owner.secret}` })).json()) as {
+          data: Array<{ action: string; admin_token_id: string | null }>;
+        };
+        return page.data.map((entry) => [entry.action, entry.admin_token_id]);
+      };
+      const holder = await harness.newAccount('1');
+      const operator = await createAdminToken(harness.store, { role: 'operator' });
+      const cases = [
+        { type: 'account', id: holder.accountId, secret: holder.secret, path: `/accounts/${holder.accountId}`, check: '/console/api/self' },
+        { type: 'key', id: holder.keyId, secret: holder.secret, path: `/keys/${holder.keyId}`, check: '/console/api/self' },
+        { type: 'admin_token', id: operator.token.id, secret: operator.secret, path: `/admin-tokens/${operator.token.id}`, check: '/admin/v1/accounts' },
+      ];
+      for (const { type, id, secret, path, check } of cases) {
+        const cookie = consoleCookie(await signIn(harness.baseUrl, secret));
+        expect((await get(check, cookie)).status).toBe(200);
+        expect((await admin(`${path}/disable`)).status).toBe(200);
+        expect((await get(check, cookie)).status).toBe(401);
+        expect((await admin(`${path}/enable`)).status).toBe(200);
+        for (const route of [check, '/console/api/session']) {
+          const refused = await get(route, cookie);
+          expect([type, route, refused.status]).toEqual([type, route, 401]);
+          expect(await refused.json()).toEqual(INVALID_TOKEN);
+        }
+        const fresh = consoleCookie(await signIn(harness.baseUrl, secret));
+        expect((await get(check, fresh)).status).toBe(200);
+        expect((await auditActions(type, id)).filter(([action]) => !action.endsWith('.create'))).toEqual([
+          [`${type}.disable`, owner.id],
+          [`${type}.enable`, owner.id],
+        ]);
+      }
+    });
+
+    it('ends a key holder\'s session no later than the key expires, so a later expiry does not bring it back', async () => {
+      const expiresAt = new Date(Date.now() + 60_000);
+      const { secret } = await harness.newAccount('1', { expiresAt });
+      const response = await signIn(harness.baseUrl, secret);
+      expect(response.status).toBe(201);
+      expect(((await response.json()) as { expires_at: string }).expires_at).toBe(expiresAt.toISOString());
+      expect(response.headers.get('set-cookie')).toMatch(/Max-Age=(59|60);/);
+    });
   });
 
   it('shares sessions between instances on one database: signed in on one, used and ended on another', async () => {

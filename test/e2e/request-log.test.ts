@@ -111,12 +111,12 @@ describe.each(engines)('request log on %s', (engine) => {
 
   it('records failures with their error code: every target down (503), a failed answer (502), a stream cut midway (200), a balance too low (403)', async () => {
     const { secret, accountId } = await harness.newAccount('5');
-    // The only call to broken-model in this suite: its target then cools down, and later calls are
-    // refused before routing (no row).
+    // broken-model's only target fails: the row names it (its refusals once it is out of rotation
+    // are in request-log-refusals.test.ts).
     const broken = await send(secret, '/v1/chat/completions', chat('broken-model'));
     expect(broken.status).toBe(503);
     const [brokenRow] = await logged(`request_id=${broken.requestId}`, 1);
-    expect(brokenRow).toMatchObject({ status: 503, error_code: 'model_unavailable', target: null, cost_usd: '0', input_tokens: 0, stream: false, model: 'broken-model' });
+    expect(brokenRow).toMatchObject({ status: 503, error_code: 'model_not_found', target: 'sim-fail-before/broken-model', cost_usd: '0', input_tokens: 0, stream: false, model: 'broken-model' });
 
     const failed = await send(secret, '/v1/chat/completions', chat('mid-fail-model'));
     expect(failed.status).toBe(502);
@@ -134,25 +134,28 @@ describe.each(engines)('request log on %s', (engine) => {
     const refused = await send(poor.secret, '/v1/chat/completions', chat('model-5.6'));
     expect(refused.status).toBe(403);
     const [refusedRow] = await logged(`request_id=${refused.requestId}`, 1);
-    expect(refusedRow).toMatchObject({ status: 403, error_code: 'insufficient_balance', account_id: poor.accountId, target: null });
+    expect(refusedRow).toMatchObject({ status: 403, error_code: 'insufficient_user_quota', account_id: poor.accountId, target: null });
 
     const errors = await logged(`account=${accountId}`, 3);
     expect(errors.every((row) => row.error_code !== null)).toBe(true);
   });
 
-  it('has no row for a request refused before routing (bad key, unknown model, bad JSON)', async () => {
-    const { secret, accountId } = await harness.newAccount('5');
+  it('logs a request refused before routing too (bad key, unknown model, bad body), with the code the client saw', async () => {
+    const { secret, accountId, keyId } = await harness.newAccount('5');
     const refused = [
       await send('sk-tg-made-up', '/v1/chat/completions', chat('model-5.6')),
       await send(secret, '/v1/chat/completions', chat('no-such-model')),
       await send(secret, '/v1/chat/completions', { messages: 'not a list' }),
     ];
     expect(refused.map((answer) => answer.status)).toEqual([401, 503, 400]);
-    // A routed request afterwards: once it is logged, the earlier ones would have been too.
-    const routed = await send(secret, '/v1/chat/completions', chat('model-5.6'));
-    await logged(`request_id=${routed.requestId}`, 1);
-    for (const answer of refused) expect((await call('GET', `/requests?request_id=${answer.requestId}`, viewer)).body.data).toEqual([]);
-    expect(await logged(`account=${accountId}`, 1)).toHaveLength(1);
+    const [badKey, unknownModel, badBody] = await Promise.all(refused.map(async (answer) => (await logged(`request_id=${answer.requestId}`, 1))[0]));
+    const clientCode = (text: string): unknown => (JSON.parse(text) as { error: { code: string; type: string } }).error.code || (JSON.parse(text) as { error: { type: string } }).error.type;
+    // No key was known: no account or key; a made-up model is not stored.
+    expect(badKey).toMatchObject({ status: 401, error_code: 'service_api_error', account_id: null, key_id: null, surface: 'chat-completions', model: null, target: null });
+    expect(unknownModel).toMatchObject({ status: 503, error_code: 'model_not_found', account_id: accountId, key_id: keyId, model: null, target: null });
+    expect(badBody).toMatchObject({ status: 400, error_code: clientCode(refused[2]!.text), account_id: accountId, model: null });
+    expect(refused.map((answer) => clientCode(answer.text))).toEqual(['service_api_error', 'model_not_found', badBody?.error_code]);
+    expect(await logged(`account=${accountId}`, 2)).toHaveLength(2);
   });
 
   it('filters by account (id or name), key, model, status, request id and time range', async () => {

@@ -69,6 +69,7 @@ describe.each(engines)('request outcomes on %s', (engine) => {
       surface: 'chat-completions',
       model: 'model-5.6-mini',
       target: 'sim/model-5.6-mini',
+      failedTarget: null,
       stream: false,
       firstByteAt: expect.any(Number),
       usage: { inputTokens: charge!.inputTokens, cachedInputTokens: charge!.cachedInputTokens, outputTokens: charge!.outputTokens, reasoningTokens: charge!.reasoningTokens },

@@ -44,6 +44,9 @@ async function allKeys(): Promise<Key[]> {
   return keys;
 }
 
+/** The by-account group of the answers that had no key (account ids are `acct_…`, never this). */
+const NO_KEY = '(no key)';
+
 async function loadBreakdown(): Promise<{ models: Totals[]; accounts: Totals[] }> {
   const from = new Date(Date.now() - THIRTY_DAYS).toISOString();
   const [byModel, byKey, keys, accounts] = await Promise.all([api.usage({ by: 'model', from }), api.usage({ by: 'key', from }), allKeys(), api.accounts({ limit: 200 })]);
@@ -51,11 +54,12 @@ async function loadBreakdown(): Promise<{ models: Totals[]; accounts: Totals[] }
   const accountNames = new Map(accounts.data.map((account) => [account.id, account.name]));
   const perAccount = new Map<string, Totals>();
   for (const row of byKey.rows) {
-    const accountId = accountOfKey.get(row.group) ?? '';
+    // The group "" holds the answers refused before a key was known (a 401): no account either.
+    const accountId = row.group === '' ? NO_KEY : (accountOfKey.get(row.group) ?? '');
     const totals = perAccount.get(accountId) ?? {
       group: accountId,
-      label: accountId === '' ? 'Keys not found' : (accountNames.get(accountId) ?? accountId),
-      ...(accountId === '' ? {} : { href: `/console/accounts/${encodeURIComponent(accountId)}` }),
+      label: accountId === NO_KEY ? 'No key (refused)' : accountId === '' ? 'Keys not found' : (accountNames.get(accountId) ?? accountId),
+      ...(accountId === '' || accountId === NO_KEY ? {} : { href: `/console/accounts/${encodeURIComponent(accountId)}` }),
       requests: 0,
       errors: 0,
       tokens: 0,
@@ -63,7 +67,8 @@ async function loadBreakdown(): Promise<{ models: Totals[]; accounts: Totals[] }
     };
     perAccount.set(accountId, add(totals, row));
   }
-  const models = byModel.rows.map((row) => add({ group: row.group, label: row.group, requests: 0, errors: 0, tokens: 0, costNanos: 0n }, row));
+  // The group "" holds the answers refused before a catalog model was named.
+  const models = byModel.rows.map((row) => add({ group: row.group, label: row.group === '' ? 'No model (refused)' : row.group, requests: 0, errors: 0, tokens: 0, costNanos: 0n }, row));
   const bySpend = (left: Totals, right: Totals): number => (left.costNanos > right.costNanos ? -1 : left.costNanos < right.costNanos ? 1 : 0);
   return { models: models.sort(bySpend), accounts: [...perAccount.values()].sort(bySpend) };
 }

@@ -125,7 +125,7 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
                   <td data-label="When">
                     <Time iso={entry.at} />
                   </td>
-                  <td data-label="Model">{entry.model}</td>
+                  <td data-label="Model">{entry.model ?? ''}</td>
                   <td data-label="Status">
                     {entry.status}
                     {entry.error_code === null ? '' : ` ${entry.error_code}`}
@@ -161,11 +161,11 @@ function RequestDetail({ load, requestId }: { load: () => Promise<Page<RequestLo
   const rows: Array<[string, ComponentChildren]> = [
     ['Request id', <code>{entry.request_id}</code>],
     ['When', <Time iso={entry.at} />],
-    ['Account', <a href={`/console/accounts/${encodeURIComponent(entry.account_id)}`}>{entry.account_id}</a>],
-    ['Key', <a href={`/console/keys/${encodeURIComponent(entry.key_id)}`}>{entry.key_id}</a>],
-    ['Surface', entry.surface],
-    ['Model', entry.model],
-    ['Target', entry.target ?? 'none answered'],
+    ['Account', entry.account_id === null ? 'none (refused before a key was known)' : <a href={`/console/accounts/${encodeURIComponent(entry.account_id)}`}>{entry.account_id}</a>],
+    ['Key', entry.key_id === null ? 'none' : <a href={`/console/keys/${encodeURIComponent(entry.key_id)}`}>{entry.key_id}</a>],
+    ['Surface', entry.surface ?? 'none'],
+    ['Model', entry.model ?? 'none'],
+    ['Target', entry.target ?? 'none tried'],
     ['Status', `${entry.status}${entry.error_code === null ? '' : ` (${entry.error_code})`}`],
     ['Stream', entry.stream ? 'yes' : 'no'],
     ['Latency', `${entry.latency_ms} ms${entry.first_byte_ms === null ? '' : `, first byte after ${entry.first_byte_ms} ms`}`],

@@ -15,13 +15,16 @@ export const requestLogEntrySchema = z
     id: z.number().int(),
     at: z.string().describe('When the request arrived.'),
     request_id: z.string(),
-    account_id: z.string(),
-    key_id: z.string(),
-    surface: z.string().describe('`responses`, `chat-completions` or `anthropic-messages`.'),
-    model: z.string(),
-    target: z.string().nullable().describe('The upstream target that answered (provider/model), null when none did.'),
+    account_id: z.string().nullable().describe('Null for a request refused before its key was known (a 401).'),
+    key_id: z.string().nullable(),
+    surface: z.string().nullable().describe('`responses`, `chat-completions` or `anthropic-messages`; null for another `/v1` route (an unknown one\'s 404).'),
+    model: z.string().nullable().describe('The catalog model; null when refused before one was named.'),
+    target: z.string().nullable().describe('The upstream target that answered (provider/model); when none did, the last one tried that failed; null when none was tried.'),
     status: z.number().int(),
-    error_code: z.string().nullable().describe('The error code the answer failed with, also mid-stream (then with status 200).'),
+    error_code: z
+      .string()
+      .nullable()
+      .describe('What the client was told the error was, also mid-stream (then with status 200): the error body\'s `code`, or its `type` where it has no code (an empty one, or Anthropic\'s shape).'),
     stream: z.boolean(),
     latency_ms: z.number().int(),
     first_byte_ms: z.number().int().nullable().describe('Time to the first byte of the answer.'),
