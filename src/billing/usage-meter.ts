@@ -11,7 +11,7 @@
  * of a running answer), a slice at a time with pauses in between: never the hold's bound.
  */
 import { runYielding } from '../lib/run-yielding.js';
-import { isSaneUsage, type CanonicalEvent, type Usage } from '../protocol/canonical.js';
+import { isSaneUsage, type CanonicalEvent, type InputUsage, type Usage } from '../protocol/canonical.js';
 import { countTextTokens, utf8Length } from '../protocol/tokens.js';
 
 /**
@@ -28,6 +28,8 @@ export { isSaneUsage, MAX_REPORTED_TOKENS } from '../protocol/canonical.js';
  * The gateway's count of the input: a number, or the work that counts it, pausing (yielding)
  * between slices (protocol/tokens.ts, countInputTokens), started only when the count is needed.
  */
+const NO_INPUT: InputUsage = Object.freeze({ inputTokens: 0, cachedInputTokens: 0 });
+
 export type InputCount = number | (() => Generator<void, number>);
 
 export class UsageMeter {
@@ -43,6 +45,8 @@ export class UsageMeter {
 
   /** The input's count once known. */
   private input: number | undefined;
+  /** What the upstream reported of the input before answering (sane only): billed over `input`. */
+  private reportedInput: InputUsage | undefined;
   /** What counts it, until it has (then dropped, with the request it holds). */
   private countInputWork: (() => Generator<void, number>) | undefined;
   private counting: Promise<void> | undefined;
@@ -73,6 +77,9 @@ export class UsageMeter {
     switch (event.type) {
       case 'usage':
         this.reported = event.usage;
+        return;
+      case 'input-usage':
+        if (isSaneUsage({ ...event.usage, outputTokens: 0, reasoningTokens: 0 })) this.reportedInput = event.usage;
         return;
       case 'text-delta':
       case 'tool-call-delta':
@@ -129,7 +136,7 @@ export class UsageMeter {
    */
   async usage(): Promise<Usage> {
     if (this.reported !== undefined && this.saneReport) return this.reported;
-    if (this.billable) await this.countInput();
+    if (this.billable && this.reportedInput === undefined) await this.countInput();
     return this.metered();
   }
 
@@ -140,25 +147,22 @@ export class UsageMeter {
    * count that fails leaves the input out of checkpoints, and fails the settlement as it would have.
    */
   checkpoint(): Usage {
-    if (this.wasAccepted && this.input === undefined && !this.saneReport) this.countInput().catch(() => undefined);
+    if (this.wasAccepted && this.input === undefined && this.reportedInput === undefined && !this.saneReport) this.countInput().catch(() => undefined);
     return this.metered();
   }
 
   /**
-   * What the gateway counted itself, without waiting: the output seen so far and, once it is
-   * billable, the input as far as it is counted (nothing yet while its count runs).
+   * What the gateway metered, without waiting: the output seen so far and, once it is billable, the
+   * input the upstream reported before answering, else the gateway's own count as far as it is
+   * counted (nothing yet while its count runs).
    */
   metered(): Usage {
     this.countedOutput += this.count(this.pendingOutput);
     this.pendingOutput = '';
     this.countedReasoning += this.count(this.pendingReasoning);
     this.pendingReasoning = '';
-    return {
-      inputTokens: this.billable ? (this.input ?? 0) : 0,
-      cachedInputTokens: 0,
-      outputTokens: this.countedOutput + this.countedReasoning,
-      reasoningTokens: this.countedReasoning,
-    };
+    const input: InputUsage = !this.billable ? NO_INPUT : (this.reportedInput ?? { inputTokens: this.input ?? 0, cachedInputTokens: 0 });
+    return { ...input, outputTokens: this.countedOutput + this.countedReasoning, reasoningTokens: this.countedReasoning };
   }
 
   /** Counts the input unless it is known; one count however often it is asked for. */

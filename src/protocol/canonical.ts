@@ -125,6 +125,12 @@ export interface Usage {
   cacheWriteInputTokens?: number;
 }
 
+/**
+ * What an upstream reports of the input before it answers (Anthropic's `message_start`): billed
+ * for an answer that ends without a whole report, instead of the gateway's own count.
+ */
+export type InputUsage = Pick<Usage, 'inputTokens' | 'cachedInputTokens' | 'cacheWriteInputTokens'>;
+
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 });
 
 /** The most tokens a sane report claims in one field: no model reads or writes more in one answer. */
@@ -147,7 +153,9 @@ export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 /**
  * A canonical stream event. Providers yield them in this order: one `response-start`, then any mix
  * of deltas (tool calls are opened by `tool-call-start` and closed by `tool-call-end`), then `usage`
- * (when known) and `finish`. A failure after `response-start` is an `error` event, and the stream ends.
+ * (when known) and `finish`. An upstream that says what it read before it answers sends
+ * `input-usage` early (only the meter reads it). A failure after `response-start` is an `error`
+ * event, and the stream ends.
  */
 export type CanonicalEvent =
   | { type: 'response-start'; upstreamModel: string }
@@ -157,6 +165,7 @@ export type CanonicalEvent =
   | { type: 'tool-call-delta'; index: number; delta: string }
   | { type: 'tool-call-end'; index: number }
   | { type: 'usage'; usage: Usage }
+  | { type: 'input-usage'; usage: InputUsage }
   | { type: 'finish'; reason: FinishReason }
   | { type: 'error'; code: string; message: string };
 

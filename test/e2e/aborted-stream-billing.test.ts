@@ -21,10 +21,11 @@ import { openStore } from '../../src/store/open-store.js';
 import { createTestDatabase, engines } from '../support/databases.js';
 import { startGatewayProcess, writeCatalog } from '../support/gateway-process.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { hungUp, scriptedStream, upstreamInputTokens, type StreamScript } from '../support/scripted-stream.js';
+import { anthropicInputUsage, hungUp, scriptedStream, upstreamInputTokens, type StreamScript } from '../support/scripted-stream.js';
+import type { ReceivedRequest } from '../support/upstream-double.js';
 import { startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
 
-const PRICES = { input: '1', cached_input: '0.5', output: '4' };
+const PRICES = { input: '1', cached_input: '0.5', cache_write: '1.25', output: '4' };
 
 /** Ordinary prose of `length` characters: words, punctuation, paragraphs; the same every run. */
 function prose(length: number): string {
@@ -50,6 +51,8 @@ interface Route {
   name: string;
   path: string;
   body: Record<string, unknown>;
+  /** The upstream speaks Anthropic's Messages: its `message_start` says what it read, and that is billed. */
+  anthropic?: true;
 }
 
 const routes: Route[] = [
@@ -57,7 +60,27 @@ const routes: Route[] = [
   { name: 'responses, passed through', path: '/v1/responses', body: { model: 'long-model', stream: true, store: false, input: PROMPT } },
   { name: 'responses, translated onto a Chat upstream', path: '/v1/responses', body: { model: 'translated-model', stream: true, store: false, input: PROMPT } },
   { name: 'messages, translated onto a Chat upstream', path: '/v1/messages', body: { model: 'translated-model', stream: true, max_tokens: 512, messages: [{ role: 'user', content: PROMPT }] } },
+  { name: 'messages, passed through to Anthropic', path: '/v1/messages', body: { model: 'claude-model', stream: true, max_tokens: 512, messages: [{ role: 'user', content: PROMPT }] }, anthropic: true },
+  { name: 'chat, translated onto Anthropic', path: '/v1/chat/completions', body: { model: 'claude-model', stream: true, messages: [{ role: 'user', content: PROMPT }] }, anthropic: true },
 ];
+
+/** The input billed, as the ledger holds it: what an Anthropic upstream reported, else the double's count (as the gateway counts it). */
+function expectedInput(route: Route, received: ReceivedRequest): { inputTokens: number; cachedInputTokens: number; cacheWriteInputTokens: number; costNanos: bigint } {
+  if (route.anthropic !== true) {
+    const inputTokens = upstreamInputTokens(received);
+    return { inputTokens, cachedInputTokens: 0, cacheWriteInputTokens: 0, costNanos: costOfTokens(inputTokens, usdToNanos(PRICES.input)) };
+  }
+  const reported = anthropicInputUsage(received);
+  return {
+    inputTokens: reported.input_tokens + reported.cache_read_input_tokens + reported.cache_creation_input_tokens,
+    cachedInputTokens: reported.cache_read_input_tokens,
+    cacheWriteInputTokens: reported.cache_creation_input_tokens,
+    costNanos:
+      costOfTokens(reported.input_tokens, usdToNanos(PRICES.input)) +
+      costOfTokens(reported.cache_read_input_tokens, usdToNanos(PRICES.cached_input)) +
+      costOfTokens(reported.cache_creation_input_tokens, usdToNanos(PRICES.cache_write)),
+  };
+}
 
 interface Scenario {
   name: string;
@@ -81,17 +104,22 @@ function catalogFor(upstream: UpstreamDouble, billing?: Record<string, number>):
     providers: [
       { name: 'openai', type: 'openai', base_url: upstream.baseUrl, api_key_env: 'TEST_UPSTREAM_KEY', timeouts },
       { name: 'openai-chat', type: 'openai', api: 'chat', base_url: upstream.baseUrl, api_key_env: 'TEST_UPSTREAM_KEY', timeouts },
+      { name: 'claude', type: 'anthropic', base_url: upstream.baseUrl, api_key_env: 'TEST_UPSTREAM_KEY', timeouts },
     ],
     models: [
       { id: 'long-model', prices: PRICES, max_output_tokens: 512, targets: [{ provider: 'openai', model: 'upstream-model' }] },
       { id: 'translated-model', prices: PRICES, max_output_tokens: 512, targets: [{ provider: 'openai-chat', model: 'upstream-model' }] },
+      { id: 'claude-model', prices: PRICES, max_output_tokens: 512, targets: [{ provider: 'claude', model: 'upstream-model' }] },
     ],
     rate_limits: { requests: 10_000, window_seconds: 60, tokens_per_minute: 0 },
     ...(billing === undefined ? {} : { billing }),
   };
 }
 
-const cases = routes.flatMap((route) => scenarios.map((scenario) => ({ label: `${route.name}: ${scenario.name}`, route, scenario })));
+// Anthropic always reports usage in message_delta: a stream that finishes without any is not one it sends.
+const cases = routes.flatMap((route) =>
+  scenarios.filter((scenario) => route.anthropic !== true || scenario.script.then !== 'finish-without-usage').map((scenario) => ({ label: `${route.name}: ${scenario.name}`, route, scenario })),
+);
 
 /** Reads the answer until the client means to leave, then leaves (or reads it to its end). */
 async function readThenLeave(response: Response, leave: Scenario['leave']): Promise<void> {
@@ -140,10 +168,10 @@ describe.each(engines)('streams that end early are billed for what the upstream 
     const received = upstream.requests.at(-1)!;
     if (scenario.script.then === 'hold') expect(await hungUp(received)).toBe(true);
     await expect.poll(() => harness.store.countOpenHolds(accountId), { timeout: 10_000 }).toBe(0);
-    const inputTokens = upstreamInputTokens(received);
-    const cost = costOfTokens(inputTokens, usdToNanos(PRICES.input)) + costOfTokens(scenario.outputTokens, usdToNanos(PRICES.output));
+    const { inputTokens, cachedInputTokens, cacheWriteInputTokens, costNanos } = expectedInput(route, received);
+    const cost = costNanos + costOfTokens(scenario.outputTokens, usdToNanos(PRICES.output));
     const charges = (await harness.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
-    expect(charges).toEqual([expect.objectContaining({ requestId, inputTokens, cachedInputTokens: 0, outputTokens: scenario.outputTokens, amountNanos: cost })]);
+    expect(charges).toEqual([expect.objectContaining({ requestId, inputTokens, cachedInputTokens, cacheWriteInputTokens, outputTokens: scenario.outputTokens, amountNanos: cost })]);
     expect((await harness.store.findAccount(accountId))!).toMatchObject({ balanceNanos: usdToNanos('10') - cost, reservedNanos: 0n });
   });
 });

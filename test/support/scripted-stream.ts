@@ -1,6 +1,7 @@
 /**
  * An upstream answer (for upstream-double.ts) that streams in OpenAI's wire formats, Chat
- * Completions on `/chat/completions` and Responses on `/responses`, following a script: a first
+ * Completions on `/chat/completions`, Responses on `/responses` and Anthropic's Messages on
+ * `/messages`, following a script: a first
  * event, some text deltas, then it holds the stream open until the gateway hangs up, cuts it, or
  * finishes without reporting usage. And the input tokens such an upstream bills for a request, as
  * it counts them: the real tokenizer (gpt-tokenizer, o200k_base) over each message's whole text,
@@ -36,10 +37,20 @@ function textOf(content: unknown): string {
   return content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('');
 }
 
+/**
+ * What the Messages double says it read, in `message_start`: Anthropic's tokenizer is not ours, so
+ * its count differs from the gateway's (here 5% more, split as Anthropic splits it: uncached
+ * input, a cache read of 1,000 tokens and a cache write of 200).
+ */
+export function anthropicInputUsage(request: ReceivedRequest): { input_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number } {
+  const total = Math.ceil(upstreamInputTokens(request) * 1.05);
+  return { input_tokens: total - 1_200, cache_read_input_tokens: 1_000, cache_creation_input_tokens: 200 };
+}
+
 /** Streams `script` in the wire format of the request's path. */
 export function scriptedStream(script: StreamScript): Answer {
   return async (request, response) => {
-    const events = request.path.endsWith('/responses') ? responsesEvents(script) : chatEvents(script);
+    const events = request.path.endsWith('/responses') ? responsesEvents(script) : request.path.endsWith('/messages') ? messagesEvents(script, request) : chatEvents(script);
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     for (const event of events) {
       response.write(event);
@@ -57,6 +68,20 @@ function chatEvents(script: StreamScript): string[] {
     `data: ${JSON.stringify({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 1, model: 'upstream-model', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
   const events = [chunk({ role: 'assistant', content: '' }), ...script.deltas.map((delta) => chunk({ content: delta }))];
   if (script.then === 'finish-without-usage') events.push(chunk({}, 'stop'), 'data: [DONE]\n\n');
+  return events;
+}
+
+/** A Messages stream: its `message_start` reports the input; 'finish-without-usage' is not one Anthropic sends. */
+function messagesEvents(script: StreamScript, request: ReceivedRequest): string[] {
+  const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const message = { id: 'msg_scripted', type: 'message', role: 'assistant', model: 'upstream-model', content: [], stop_reason: null, stop_sequence: null, usage: { ...anthropicInputUsage(request), output_tokens: 1 } };
+  const events = [event('message_start', { message })];
+  if (script.deltas.length > 0) {
+    events.push(
+      event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      ...script.deltas.map((text) => event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } })),
+    );
+  }
   return events;
 }
 

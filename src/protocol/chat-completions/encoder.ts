@@ -90,6 +90,7 @@ export class ChatCompletionsEncoder {
       this.#upstreamUsage = event.usage;
       return [];
     }
+    if (event.type === 'input-usage') return [];
     if (event.type === 'error') {
       if (!this.#options.stream) {
         this.#failure = { code: event.code, message: event.message };
@@ -160,7 +161,7 @@ export class ChatCompletionsEncoder {
     };
   }
 
-  #encodeChunk(event: Exclude<CanonicalEvent, { type: 'usage' | 'error' }>): string[] {
+  #encodeChunk(event: Exclude<CanonicalEvent, { type: 'usage' | 'input-usage' | 'error' }>): string[] {
     switch (event.type) {
       case 'response-start':
         return this.#roleFrames();
@@ -212,7 +213,7 @@ export class ChatCompletionsEncoder {
     }
   }
 
-  #gather(event: Exclude<CanonicalEvent, { type: 'usage' | 'error' }>): string[] {
+  #gather(event: Exclude<CanonicalEvent, { type: 'usage' | 'input-usage' | 'error' }>): string[] {
     if (event.type === 'text-delta') this.#textParts.push(event.delta);
     else if (event.type === 'tool-call-start') this.#toolCalls.set(event.index, { id: event.callId, name: event.name, argumentParts: [] });
     else if (event.type === 'tool-call-delta') {

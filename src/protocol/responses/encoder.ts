@@ -102,6 +102,7 @@ export class ResponsesEncoder {
         break;
       case 'response-start':
       case 'usage':
+      case 'input-usage':
       case 'error':
         break;
     }

@@ -183,6 +183,8 @@ describe('createAnthropicProvider: the event stream', () => {
     const events = await collect(provider(double).stream(SIMPLE, call()));
     expect(events).toEqual([
       START,
+      // What Anthropic read, known from message_start (billed if the answer ends without a report).
+      { type: 'input-usage', usage: { inputTokens: 14 + 2_048 + 312, cachedInputTokens: 2_048, cacheWriteInputTokens: 312 } },
       { type: 'text-delta', delta: 'Oslo is' },
       { type: 'text-delta', delta: ' snowy ❄️' },
       { type: 'text-delta', delta: ' and Rome' },
@@ -197,6 +199,7 @@ describe('createAnthropicProvider: the event stream', () => {
     const events = await collect(provider(double).stream({ ...SIMPLE, tools: [weather] }, call()));
     expect(events).toEqual([
       START,
+      { type: 'input-usage', usage: { inputTokens: 472, cachedInputTokens: 0 } },
       { type: 'text-delta', delta: "I'll check both cities." },
       { type: 'tool-call-start', index: 0, callId: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'weather' },
       { type: 'tool-call-delta', index: 0, delta: '{"city": ' },
@@ -217,6 +220,7 @@ describe('createAnthropicProvider: the event stream', () => {
     const thinking = ['The user asks for 27 * 453. Let me compute:', ' 27 * 400 = 10800, 27 * 53 = 1431, so 12231.'];
     expect(events).toEqual([
       START,
+      { type: 'input-usage', usage: { inputTokens: 36, cachedInputTokens: 0 } },
       { type: 'reasoning-delta', delta: thinking[0] },
       { type: 'reasoning-delta', delta: thinking[1] },
       { type: 'text-delta', delta: '27 × 453 = 12,231.' },
@@ -318,7 +322,12 @@ describe('createAnthropicProvider: failures after the 200', () => {
   it('ends with the in-band error event, without usage or finish', async () => {
     const double = await upstream(sse(fixture('error-mid-stream.sse')));
     const events = await collect(provider(double).stream(SIMPLE, call()));
-    expect(events).toEqual([START, { type: 'text-delta', delta: 'Once upon' }, { type: 'error', code: 'upstream_error', message: 'Overloaded' }]);
+    expect(events).toEqual([
+      START,
+      { type: 'input-usage', usage: { inputTokens: 21, cachedInputTokens: 0 } },
+      { type: 'text-delta', delta: 'Once upon' },
+      { type: 'error', code: 'upstream_error', message: 'Overloaded' },
+    ]);
   });
 
   it('keeps the address and key out of an in-band error', async () => {

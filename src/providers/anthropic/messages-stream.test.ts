@@ -23,6 +23,8 @@ function event(type: string, payload: Record<string, unknown>): string {
   return `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
 }
 
+/** The input that MESSAGE_START reports, as the meter reads it. */
+const START_INPUT = { type: 'input-usage', usage: { inputTokens: 10, cachedInputTokens: 0 } };
 const MESSAGE_START = event('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 10, output_tokens: 1 } } });
 
 describe('MessagesStreamTranslator', () => {
@@ -47,6 +49,7 @@ describe('MessagesStreamTranslator', () => {
         event('message_stop', {}),
     );
     expect(events).toEqual([
+      START_INPUT,
       { type: 'text-delta', delta: 'Hi' },
       { type: 'usage', usage: { inputTokens: 10, cachedInputTokens: 0, outputTokens: 3, reasoningTokens: 0 } },
       { type: 'finish', reason: 'stop' },
@@ -61,6 +64,7 @@ describe('MessagesStreamTranslator', () => {
         event('content_block_stop', { index: 0 }),
     );
     expect(events).toEqual([
+      START_INPUT,
       { type: 'tool-call-start', index: 0, callId: 'toolu_1', name: 'clock' },
       { type: 'tool-call-delta', index: 0, delta: '{}' },
       { type: 'tool-call-end', index: 0 },
@@ -82,6 +86,7 @@ describe('MessagesStreamTranslator', () => {
         event('message_stop', {}),
     );
     expect(events).toEqual([
+      START_INPUT,
       { type: 'usage', usage: { inputTokens: 117, cachedInputTokens: 100, cacheWriteInputTokens: 5, outputTokens: 40, reasoningTokens: 0 } },
       { type: 'finish', reason: 'length' },
     ]);

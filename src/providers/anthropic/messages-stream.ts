@@ -8,7 +8,7 @@
  * start (not by block `index`, which also counts text and thinking blocks).
  */
 import { z } from 'zod';
-import type { CanonicalEvent, FinishReason, Usage } from '../../protocol/canonical.js';
+import type { CanonicalEvent, FinishReason, InputUsage, Usage } from '../../protocol/canonical.js';
 import { countTextTokens } from '../../protocol/tokens.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
@@ -108,21 +108,26 @@ class UsageTally {
     this.#reported = true;
   }
 
+  /** The input as reported so far; undefined when the upstream reported none. */
+  toInputUsage(): InputUsage | undefined {
+    if (!this.#reported) return undefined;
+    const usage: InputUsage = {
+      // Anthropic's input_tokens excludes both cache counts (docs/wire-protocols.md §4.3).
+      inputTokens: this.#input + this.#cacheRead + this.#cacheCreation,
+      cachedInputTokens: this.#cacheRead,
+    };
+    if (this.#cacheCreation > 0) usage.cacheWriteInputTokens = this.#cacheCreation;
+    return usage;
+  }
+
   /**
    * The canonical usage; undefined when the upstream reported none (the gateway then counts).
    * `countedReasoning` is the gateway's count of the thinking text, used when the upstream gave none.
    */
   toUsage(countedReasoning: number): Usage | undefined {
-    if (!this.#reported) return undefined;
-    const usage: Usage = {
-      // Anthropic's input_tokens excludes both cache counts (docs/wire-protocols.md §4.3).
-      inputTokens: this.#input + this.#cacheRead + this.#cacheCreation,
-      cachedInputTokens: this.#cacheRead,
-      outputTokens: this.#output,
-      reasoningTokens: Math.min(this.#thinking ?? countedReasoning, this.#output),
-    };
-    if (this.#cacheCreation > 0) usage.cacheWriteInputTokens = this.#cacheCreation;
-    return usage;
+    const input = this.toInputUsage();
+    if (input === undefined) return undefined;
+    return { ...input, outputTokens: this.#output, reasoningTokens: Math.min(this.#thinking ?? countedReasoning, this.#output) };
   }
 }
 
@@ -148,9 +153,12 @@ export class MessagesStreamTranslator implements StreamTranslator {
     const payload = parsed.value;
     if (!isRecord(payload) || typeof payload.type !== 'string') throw new UnreadableStreamError('The upstream sent a stream event without a type.');
     switch (payload.type) {
-      case 'message_start':
+      case 'message_start': {
+        // What Anthropic read is known from here: billed even if the answer ends without a report.
         this.#usage.record(read(messageStartSchema, payload).message.usage);
-        return [];
+        const input = this.#usage.toInputUsage();
+        return input === undefined ? [] : [{ type: 'input-usage', usage: input }];
+      }
       case 'content_block_start':
         return this.#startBlock(read(blockStartSchema, payload));
       case 'content_block_delta':
