@@ -253,6 +253,45 @@ describe.each(engines)('admin API on %s', (engine) => {
     });
   });
 
+  describe('unknown fields', () => {
+    const unknownField = (param: string) => ({
+      error: { message: `Invalid request: ${param}: unrecognized field.`, type: 'invalid_request_error', param, code: 'unknown_parameter' },
+    });
+
+    it('refuses a body field no route takes with a 400 naming it, and changes nothing', async () => {
+      const account = await newAccount(`strict-${engine}`, '2');
+      const id = String(account.id);
+      const key = await call('POST', '/keys', tokens.operator, { account: id, name: 'strict' });
+      expect(key.status).toBe(201);
+      const keyId = String(key.body.id);
+      const refused: Array<[string, string, string, Record<string, unknown>, string]> = [
+        ['a rename that also sets the balance', 'PATCH', `/accounts/${id}`, { name: `strict-renamed-${engine}`, balance_usd: '1000' }, 'balance_usd'],
+        ['an account created with a misspelt field', 'POST', '/accounts', { name: `strict-new-${engine}`, balance: '5' }, 'balance'],
+        ['a credit with the amount under another name', 'POST', `/accounts/${id}/credit`, { amount_usd: '1', reason: 'top-up', note: 'x' }, 'note'],
+        ['a debit with an unknown field', 'POST', `/accounts/${id}/debit`, { amount_usd: '1', reason: 'fix', force: true }, 'force'],
+        ['a key created with an unknown field', 'POST', '/keys', { account: id, name: 'k', rate_limit: 10 }, 'rate_limit'],
+        ['a key change with an unknown budget field', 'PATCH', `/keys/${keyId}`, { budget: { limit_usd: '5', period: 'day', rollover: true } }, 'budget.rollover'],
+        ['a key change with an unknown field', 'PATCH', `/keys/${keyId}`, { name: 'renamed', disabled: true }, 'disabled'],
+        ['an admin token with an unknown field', 'POST', '/admin-tokens', { role: 'viewer', scopes: ['all'] }, 'scopes'],
+      ];
+      for (const [what, method, path, body, param] of refused) {
+        const answer = await call(method, path, method === 'POST' && path === '/admin-tokens' ? tokens.owner : tokens.operator, body);
+        expect(answer.status, what).toBe(400);
+        expect(answer.body, what).toEqual(unknownField(param));
+        expect(answer.requestId).toMatch(/^req_/);
+      }
+      expect((await call('GET', `/accounts/${id}`, tokens.viewer)).body).toMatchObject({ name: `strict-${engine}`, balance_usd: '2' });
+      expect((await call('GET', `/accounts/strict-new-${engine}`, tokens.viewer)).status).toBe(404);
+      expect((await call('GET', `/keys/${keyId}`, tokens.viewer)).body).toMatchObject({ name: 'strict', disabled: false, budget: null });
+    });
+
+    it("names an unknown field of any length, cut to 256 characters and … like every echo", async () => {
+      const answer = await call('PATCH', `/accounts/${String((await newAccount(`strict-long-${engine}`)).id)}`, tokens.operator, { ['f'.repeat(100_000)]: 1 });
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual(unknownField(`${'f'.repeat(256)}…`));
+    });
+  });
+
   describe('admin tokens', () => {
     it('an owner creates a token (secret once), lists them without secrets, and disables one (then 401)', async () => {
       const created = await call('POST', '/admin-tokens', tokens.owner, { role: 'viewer', name: 'dashboard' });

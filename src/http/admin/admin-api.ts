@@ -77,7 +77,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
       registerCatalogRoutes(typed, deps);
       registerAlertRoutes(typed, deps);
       registerKeyRoutes(typed, deps);
-      typed.get('/openapi.json', { preHandler: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
+      typed.get('/openapi.json', { preValidation: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
     },
     { prefix: ADMIN_PATH_PREFIX },
   );
