@@ -129,7 +129,7 @@ describe.each(engines)('admin API on %s', (engine) => {
       const bad: Array<[unknown, string | undefined]> = [
         [{ name: '' }, undefined],
         [{ name: 'acct_looks_like_an_id' }, undefined],
-        [{ name: 'fine', balance_usd: '-1' }, undefined],
+        [{ name: 'fine', balance_usd: '-1' }, 'balance_usd'],
         [{ name: 'fine', balance_usd: 5 }, 'balance_usd'],
         [{}, 'name'],
       ];
@@ -227,6 +227,41 @@ describe.each(engines)('admin API on %s', (engine) => {
         ['credit', '2.5', 'goodwill'],
         ['debit', '3.5', 'refund reversed'],
       ]);
+    });
+
+    it('refuses an amount beyond 1,000,000,000 USD with a 400 naming the field, and a credit past that balance with a 409', async () => {
+      const account = await newAccount(`billionaire-${engine}`);
+      const id = String(account.id);
+      const key = await call('POST', '/keys', tokens.operator, { account: id });
+      const tooLarge = (param: string) => ({ error: { message: `Invalid request: ${param}: must be at most 1000000000 USD`, type: 'invalid_request_error', param, code: 'invalid_value' } });
+      for (const amount of ['99999999999999999999', '1000000000.000000001', '9223372036854775808']) {
+        const refused: Array<[string, string, Record<string, unknown>, string]> = [
+          ['POST', '/accounts', { name: `rich-${engine}`, balance_usd: amount }, 'balance_usd'],
+          ['POST', `/accounts/${id}/credit`, { amount_usd: amount, reason: 'huge' }, 'amount_usd'],
+          ['POST', `/accounts/${id}/debit`, { amount_usd: amount, reason: 'huge' }, 'amount_usd'],
+          ['PATCH', `/accounts/${id}`, { low_balance_threshold_usd: amount }, 'low_balance_threshold_usd'],
+          ['POST', '/keys', { account: id, budget: { limit_usd: amount, period: 'day' } }, 'budget.limit_usd'],
+          ['PATCH', `/keys/${String(key.body.id)}`, { budget: { limit_usd: amount } }, 'budget.limit_usd'],
+        ];
+        for (const [method, path, body, param] of refused) {
+          const answer = await call(method, path, tokens.operator, body);
+          expect(answer.status, `${method} ${path} ${amount}`).toBe(400);
+          expect(answer.body).toEqual(tooLarge(param));
+        }
+      }
+      expect((await call('GET', `/accounts/${id}`, tokens.viewer)).body).toMatchObject({ balance_usd: '0', low_balance_threshold_usd: null });
+
+      // The maximum itself is an amount like any other; the balance may not pass it.
+      const credited = await call('POST', `/accounts/${id}/credit`, tokens.operator, { amount_usd: '1000000000', reason: 'the most' });
+      expect(credited.status).toBe(200);
+      expect(credited.body).toMatchObject({ balance_usd: '1000000000' });
+      const beyond = await call('POST', `/accounts/${id}/credit`, tokens.operator, { amount_usd: '0.000000001', reason: 'one nano more' });
+      expect(beyond.status).toBe(409);
+      expect(beyond.body).toEqual({
+        error: { message: 'a credit of 0.000000001 USD would take the balance above the maximum of 1000000000 USD (balance: 1000000000 USD)', type: 'invalid_request_error', code: 'conflict' },
+      });
+      expect((await call('POST', `/keys`, tokens.operator, { account: id, budget: { limit_usd: '1000000000', period: 'total' } })).status).toBe(201);
+      expect((await call('GET', `/accounts/${id}`, tokens.viewer)).body).toMatchObject({ balance_usd: '1000000000' });
     });
 
     it('concurrent debits never overdraw: of 10 debits of 1 USD on 4 USD, exactly 4 pass', async () => {
