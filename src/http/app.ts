@@ -22,6 +22,7 @@ import { createAdminAuthentication } from './admin/auth.js';
 import { createApiHooks } from './api-hooks.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
+import { LINGER_BODY_LIMITS, LINGER_MS, lingerAfterEarlyAnswers, REFUSAL_LINGER_MS } from './lingering-close.js';
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
 import type { RequestLog } from './request-log/request-log.js';
@@ -84,6 +85,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     newRequestId,
     log: deps.logger as FastifyBaseLogger,
     count: (code) => deps.metrics.answers.inc({ route: 'unknown', code }),
+    linger: { maxBytes: LINGER_BODY_LIMITS * limits.max_body_bytes, maxMs: REFUSAL_LINGER_MS },
   };
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -140,6 +142,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
   observeApiRequests(app, deps);
+  lingerAfterEarlyAnswers(app, { maxBytes: LINGER_BODY_LIMITS * limits.max_body_bytes, maxMs: LINGER_MS });
   registerBodyParser(app);
   deps.requestLog?.register(app);
 
