@@ -10,6 +10,7 @@ import { accountView, adminTokenView, keyView } from '../../admin/views.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { failedAuthLimit } from '../api-hooks.js';
 import { parseJsonBody } from '../body.js';
+import { invalidInputError } from '../input-errors.js';
 import { refuseCrossSiteChange } from './cross-site.js';
 import { consoleSessionOf, type SessionAuthDeps } from './session-auth.js';
 import { clearedSessionCookie, sessionCookie, sessionIdOf } from './session-cookie.js';
@@ -34,7 +35,12 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     // Also a login: a cross-site page must not sign the browser in to a session of its choosing.
     refuseCrossSiteChange(request);
     const parsed = loginBody.safeParse(parseJsonBody(request.body));
-    if (!parsed.success) throw new GatewayError('invalid_request', { message: 'Invalid request: send {"token": "<admin token or API key>"}.', param: 'token' });
+    if (!parsed.success) {
+      // An unknown field is named, as everywhere; anything else about the token gets one plain answer.
+      const issue = parsed.error.issues[0];
+      if (issue?.code === 'unrecognized_keys') throw invalidInputError(issue);
+      throw new GatewayError('invalid_request', { message: 'Invalid request: send {"token": "<admin token or API key>"}.', param: 'token' });
+    }
     const guard = deps.authFailuresPerMinute > 0 ? failedAuthLimit(deps.limiter, request.ip, deps.authFailuresPerMinute) : undefined;
     await guard?.admit();
     const now = new Date(deps.now());
