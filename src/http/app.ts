@@ -81,11 +81,13 @@ const newRequestId = (): string => `req_${idSuffix()}`;
 
 export function buildApp(deps: AppDeps): FastifyInstance {
   const limits = deps.config.limits;
+  // What a client answered before its body has arrived may still send (lingering-close.ts).
+  const lingerBytes = LINGER_BODY_LIMITS * limits.max_body_bytes;
   const refusals: ClientErrorDeps = {
     newRequestId,
     log: deps.logger as FastifyBaseLogger,
     count: (code) => deps.metrics.answers.inc({ route: 'unknown', code }),
-    linger: { maxBytes: LINGER_BODY_LIMITS * limits.max_body_bytes, maxMs: REFUSAL_LINGER_MS },
+    linger: { maxBytes: lingerBytes, maxMs: REFUSAL_LINGER_MS },
   };
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -142,7 +144,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
   observeApiRequests(app, deps);
-  lingerAfterEarlyAnswers(app, { maxBytes: LINGER_BODY_LIMITS * limits.max_body_bytes, maxMs: LINGER_MS });
+  lingerAfterEarlyAnswers(app, { maxBytes: lingerBytes, maxMs: LINGER_MS });
   registerBodyParser(app);
   deps.requestLog?.register(app);
 
