@@ -3,7 +3,7 @@
  * and the admin HTTP routes; every change is recorded in the audit log with its before and after.
  */
 import { newId } from '../auth/key-secret.js';
-import { formatUsd } from '../billing/money.js';
+import { formatUsd, MAX_USD_NANOS } from '../billing/money.js';
 import type { AccountCursor, AccountFilter, AccountRecord, LedgerEntry, Page, Store } from '../store/store.js';
 import { AdminError } from './admin-error.js';
 import { auditDraft, CLI_ACTOR, type Actor } from './audit.js';
@@ -125,7 +125,7 @@ export async function listAccounts(store: Store): Promise<AccountRecord[]> {
   return store.listAccounts();
 }
 
-/** Adds a positive USD amount to an account's balance through the ledger. */
+/** Adds a positive USD amount to an account's balance through the ledger, up to MAX_USD_NANOS (conflict beyond). */
 export async function creditAccount(
   store: Store,
   accountRef: string,
@@ -135,6 +135,13 @@ export async function creditAccount(
 ): Promise<AccountRecord> {
   const amountNanos = parseUsdAmount(amountUsd, 'amount', { positive: true });
   const account = await requireAccount(store, accountRef);
+  // Checked before the write: credits racing past it still fit the columns (billing/money.ts).
+  if (account.balanceNanos + amountNanos > MAX_USD_NANOS) {
+    throw new AdminError(
+      'conflict',
+      `a credit of ${formatUsd(amountNanos)} USD would take the balance above the maximum of ${formatUsd(MAX_USD_NANOS)} USD (balance: ${formatUsd(account.balanceNanos)} USD)`,
+    );
+  }
   return store.credit(account.id, amountNanos, note, auditDraft(actor, 'account.credit', accountView, { note }));
 }
 

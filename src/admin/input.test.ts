@@ -27,6 +27,13 @@ describe('parseUsdAmount', () => {
     expect(error.message).toContain(JSON.stringify(value));
   });
 
+  it('refuses more than 1,000,000,000 USD, exactly: the nano-USD columns keep room', () => {
+    expect(parseUsdAmount('1000000000', 'amount', { positive: true })).toBe(10n ** 18n);
+    for (const value of ['1000000000.000000001', '99999999999999999999', '9223372036854775807']) {
+      expect(adminErrorOf(() => parseUsdAmount(value, 'amount', { positive: false })).message).toBe(`amount must be at most 1000000000 USD (got "${value}")`);
+    }
+  });
+
   it('refuses zero when the amount must be positive', () => {
     expect(adminErrorOf(() => parseUsdAmount('0.0', 'amount', { positive: true })).message).toMatch(/greater than zero/);
   });

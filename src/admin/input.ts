@@ -2,27 +2,37 @@
  * Validation of operator input shared by the CLI and the admin HTTP routes, so both refuse the same
  * things with the same words. Every parser throws an `AdminError` naming the field it was given.
  */
-import { usdToNanos } from '../billing/money.js';
+import { formatUsd, MAX_USD_NANOS, usdToNanos } from '../billing/money.js';
 import { AdminError } from './admin-error.js';
 
+/** The largest USD amount an operator may enter (billing/money.ts), as people write it. */
+export const MAX_USD_AMOUNT = formatUsd(MAX_USD_NANOS);
+
 /**
- * A USD amount in decimal (`"12.5"`) as nano-USD. Refuses negatives, exponents, junk and more than
- * 9 decimals; with `positive`, also zero.
+ * What is wrong with `value` as a USD amount an operator entered, worded to follow the field's name
+ * (`must be …`), or undefined when it is a decimal of at most 9 decimals within MAX_USD_AMOUNT
+ * (and above zero, with `positive`). The admin API's schemas and the services share it.
  */
-export function parseUsdAmount(value: string, field: string, options: { positive: boolean }): bigint {
+export function usdAmountProblem(value: string, options: { positive: boolean }): string | undefined {
   let nanos: bigint;
   try {
     nanos = usdToNanos(value);
   } catch {
-    throw new AdminError(
-      'invalid_input',
-      `${field} must be a non-negative USD amount with at most 9 decimals, like 5 or 0.25 (got ${JSON.stringify(value)})`,
-    );
+    return 'must be a non-negative USD amount with at most 9 decimals, like 5 or 0.25';
   }
-  if (options.positive && nanos === 0n) {
-    throw new AdminError('invalid_input', `${field} must be greater than zero (got ${JSON.stringify(value)})`);
-  }
-  return nanos;
+  if (nanos > MAX_USD_NANOS) return `must be at most ${MAX_USD_AMOUNT} USD`;
+  if (options.positive && nanos === 0n) return 'must be greater than zero';
+  return undefined;
+}
+
+/**
+ * A USD amount in decimal (`"12.5"`) as nano-USD. Refuses negatives, exponents, junk, more than 9
+ * decimals and more than MAX_USD_AMOUNT; with `positive`, also zero.
+ */
+export function parseUsdAmount(value: string, field: string, options: { positive: boolean }): bigint {
+  const problem = usdAmountProblem(value, options);
+  if (problem !== undefined) throw new AdminError('invalid_input', `${field} ${problem} (got ${JSON.stringify(value)})`);
+  return usdToNanos(value);
 }
 
 /** A whole number ≥ 1, written in decimal digits only (no `1e3`, no `1.0`, no sign). */

@@ -4,6 +4,14 @@
  */
 
 export const NANOS_PER_USD = 1_000_000_000n;
+
+/**
+ * The largest amount of money an operator may enter (an opening balance, a credit or debit, a key's
+ * budget, a low-balance threshold) and the largest balance a credit may reach: one billion USD,
+ * 10^18 nano-USD. The columns are signed 64-bit nano-USD (up to 9.2 × 10^18), so a balance at the
+ * maximum still has room for eight more such amounts arriving at once.
+ */
+export const MAX_USD_NANOS = 1_000_000_000n * NANOS_PER_USD;
 const TOKENS_PER_PRICE_UNIT = 1_000_000n;
 
 /**

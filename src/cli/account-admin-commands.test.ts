@@ -42,6 +42,28 @@ describe('accounts debit, rename, disable, enable (the services the admin API us
     }
   });
 
+  it('refuses amounts beyond 1,000,000,000 USD, and a credit that would take the balance past it', async () => {
+    const huge = '99999999999999999999';
+    const create = await tollgate(['accounts', 'create', '--name', 'rich', '--balance', huge]);
+    expect(create.code).toBe(1);
+    expect(create.stderr).toBe(`error: balance must be at most 1000000000 USD (got "${huge}")\n`);
+    await tollgateJson(['accounts', 'create', '--name', 'rich', '--balance', '999999999']);
+    for (const argv of [
+      ['accounts', 'credit', 'rich', '--amount', huge],
+      ['accounts', 'debit', 'rich', '--amount', huge, '--reason', 'x'],
+      ['accounts', 'low-balance', 'rich', '--below', huge],
+      ['keys', 'create', '--account', 'rich', '--budget', huge],
+    ]) {
+      const refused = await tollgate(argv);
+      expect(refused.code, argv.join(' ')).toBe(1);
+      expect(refused.stderr, argv.join(' ')).toMatch(/^error: \S+ must be at most 1000000000 USD \(got "99999999999999999999"\)\n$/);
+    }
+    const past = await tollgate(['accounts', 'credit', 'rich', '--amount', '1.5']);
+    expect(past.code).toBe(1);
+    expect(past.stderr).toBe('error: a credit of 1.5 USD would take the balance above the maximum of 1000000000 USD (balance: 999999999 USD)\n');
+    expect(await tollgateJson(['accounts', 'credit', 'rich', '--amount', '1'])).toMatchObject({ balance_usd: '1000000000' });
+  });
+
   it('refuses a taken name and an unknown account', async () => {
     await tollgateJson(['accounts', 'create', '--name', 'one']);
     await tollgateJson(['accounts', 'create', '--name', 'two']);

@@ -23,6 +23,7 @@ import { createApiHooks } from './api-hooks.js';
 import { AuthGuards } from './auth-guards.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
+import { LINGER_BODY_LIMITS, LINGER_MS, lingerAfterEarlyAnswers, REFUSAL_LINGER_MS } from './lingering-close.js';
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
 import type { RequestLog } from './request-log/request-log.js';
@@ -83,10 +84,13 @@ const newRequestId = (): string => `req_${idSuffix()}`;
 
 export function buildApp(deps: AppDeps): FastifyInstance {
   const limits = deps.config.limits;
+  // What a client answered before its body has arrived may still send (lingering-close.ts).
+  const lingerBytes = LINGER_BODY_LIMITS * limits.max_body_bytes;
   const refusals: ClientErrorDeps = {
     newRequestId,
     log: deps.logger as FastifyBaseLogger,
     count: (code) => deps.metrics.answers.inc({ route: 'unknown', code }),
+    linger: { maxBytes: lingerBytes, maxMs: REFUSAL_LINGER_MS },
   };
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -148,6 +152,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
   observeApiRequests(app, deps);
+  lingerAfterEarlyAnswers(app, { maxBytes: lingerBytes, maxMs: LINGER_MS });
   registerBodyParser(app);
   deps.requestLog?.register(app);
 

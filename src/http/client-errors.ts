@@ -11,15 +11,15 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { GatewayError, type GatewayErrorCode } from '../errors/gateway-error.js';
-
-/** After the answer is written, how long a client may take to read it before the socket is cut. */
-const LINGER_MS = 1_000;
+import { lingerThenClose, type LingerBounds } from './lingering-close.js';
 
 export interface ClientErrorDeps {
   newRequestId: () => string;
   log: FastifyBaseLogger;
   /** Counts the answer (route "unknown", the error code), as every other answer is counted. */
   count: (code: GatewayErrorCode) => void;
+  /** How long, and how much, a refused client may still send after the answer (lingering-close.ts). */
+  linger: LingerBounds;
 }
 
 /** Node's parser error code → the catalogue entry the client gets. */
@@ -60,12 +60,12 @@ export function createClientErrorHandler(deps: ClientErrorDeps): (error: Error &
       socket.destroy();
       return;
     }
-    writeRawError(socket, gatewayError, requestId);
+    writeRawError(socket, gatewayError, requestId, deps.linger);
   };
 }
 
-/** A complete HTTP/1.1 answer written on the bare socket, which is then closed. */
-function writeRawError(socket: Socket, gatewayError: GatewayError, requestId: string): void {
+/** A complete HTTP/1.1 answer written on the bare socket, which is then closed (a lingering close). */
+function writeRawError(socket: Socket, gatewayError: GatewayError, requestId: string, linger: LingerBounds): void {
   const body = bodyOf(gatewayError);
   const head = [
     `HTTP/1.1 ${gatewayError.status} ${STATUS_CODES[gatewayError.status] ?? ''}`,
@@ -74,11 +74,8 @@ function writeRawError(socket: Socket, gatewayError: GatewayError, requestId: st
     `x-request-id: ${requestId}`,
     'connection: close',
   ].join('\r\n');
-  // Half-close and keep reading what the client still sends, so the kernel does not answer its
-  // unread bytes with a reset that could discard our response; cut the socket shortly after.
   socket.end(`${head}\r\n\r\n${body}`);
-  socket.resume();
-  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  lingerThenClose(socket, socket, linger)();
 }
 
 /** Node's `connect` event: a CONNECT request (Tollgate is no proxy) gets the spec's 404, not a silent close. */
@@ -89,7 +86,7 @@ export function createConnectHandler(deps: ClientErrorDeps): (request: IncomingM
     deps.log.info({ requestId, status: error.status }, 'refused before routing');
     deps.count(error.errorCode);
     socket.on('error', () => socket.destroy());
-    writeRawError(socket, error, requestId);
+    writeRawError(socket, error, requestId, deps.linger);
   };
 }
 

@@ -8,6 +8,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import { newItemId } from '../lib/ids.js';
+import { clipEcho } from '../protocol/client-echo.js';
 import { InvalidRequestError, type InputItem } from '../protocol/canonical.js';
 import { decodeInput } from '../protocol/responses/decode-input.js';
 import { encodeInputItems, outputItemsAsInputItems, type ResponsesInputItem } from '../protocol/responses/input-items.js';
@@ -32,7 +33,7 @@ export async function expandConversation(store: Store, accountId: string, decode
   const previous = await store.findResponse(previousId, accountId);
   if (previous === undefined) {
     throw new GatewayError('invalid_request', {
-      message: `Previous response with id '${previousId}' not found.`,
+      message: `Previous response with id '${clipEcho(previousId)}' not found.`,
       param: 'previous_response_id',
       code: 'previous_response_not_found',
     });

@@ -11,6 +11,7 @@
  * differently (see their required-fields.ts).
  */
 import { InvalidRequestError } from './canonical.js';
+import { clipEcho } from './client-echo.js';
 
 export type JsonRecord = Record<string, unknown>;
 
@@ -47,9 +48,10 @@ function quoteList(values: readonly string[]): string {
 
 // --- OpenAI's error constructors -------------------------------------------------------------
 
-/** A top-level key OpenAI does not know; `param` is the key itself. */
+/** A top-level key OpenAI does not know; `param` is the key itself (a long one clipped, client-echo.ts). */
 export function unknownParameter(key: string): InvalidRequestError {
-  return new InvalidRequestError(`Unrecognized request argument supplied: ${key}`, key, 'unknown_parameter');
+  const shown = clipEcho(key);
+  return new InvalidRequestError(`Unrecognized request argument supplied: ${shown}`, shown, 'unknown_parameter');
 }
 
 export function missingParameter(param: string): InvalidRequestError {
@@ -65,8 +67,9 @@ export function invalidType(param: string, expected: string, value: unknown): In
   );
 }
 
+/** `value` is the client's, clipped when long (client-echo.ts). */
 export function invalidValue(param: string, value: string, supported: readonly string[]): InvalidRequestError {
-  return new InvalidRequestError(`Invalid value: '${value}'. Supported values are: ${quoteList(supported)}.`, param, 'invalid_value');
+  return new InvalidRequestError(`Invalid value: '${clipEcho(value)}'. Supported values are: ${quoteList(supported)}.`, param, 'invalid_value');
 }
 
 export function emptyArray(param: string): InvalidRequestError {

@@ -2,6 +2,7 @@
  * The request `metadata` field both OpenAI surfaces share: at most 16 string pairs, keys up to 64
  * characters, values up to 512. https://platform.openai.com/docs/api-reference/responses/create#responses-create-metadata
  */
+import { memberPath } from './client-echo.js';
 import { invalidType, optionalRecord, stringTooLong, tooManyProperties } from './field-checks.js';
 
 const MAXIMUM_PAIRS = 16;
@@ -20,7 +21,7 @@ export function decodeMetadata(value: unknown, longKeyParam: (key: string) => st
   if (entries.length > MAXIMUM_PAIRS) throw tooManyProperties('metadata', MAXIMUM_PAIRS, entries.length);
   const checked = entries.map(([key, entry]): [string, string] => {
     if (key.length > MAXIMUM_KEY_LENGTH) throw stringTooLong(longKeyParam(key), MAXIMUM_KEY_LENGTH, key.length);
-    const param = `metadata.${key}`;
+    const param = memberPath('metadata', key);
     if (typeof entry !== 'string') throw invalidType(param, 'a string', entry);
     if (entry.length > MAXIMUM_VALUE_LENGTH) throw stringTooLong(param, MAXIMUM_VALUE_LENGTH, entry.length);
     return [key, entry];

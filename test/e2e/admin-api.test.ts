@@ -129,7 +129,7 @@ describe.each(engines)('admin API on %s', (engine) => {
       const bad: Array<[unknown, string | undefined]> = [
         [{ name: '' }, undefined],
         [{ name: 'acct_looks_like_an_id' }, undefined],
-        [{ name: 'fine', balance_usd: '-1' }, undefined],
+        [{ name: 'fine', balance_usd: '-1' }, 'balance_usd'],
         [{ name: 'fine', balance_usd: 5 }, 'balance_usd'],
         [{}, 'name'],
       ];
@@ -229,6 +229,41 @@ describe.each(engines)('admin API on %s', (engine) => {
       ]);
     });
 
+    it('refuses an amount beyond 1,000,000,000 USD with a 400 naming the field, and a credit past that balance with a 409', async () => {
+      const account = await newAccount(`billionaire-${engine}`);
+      const id = String(account.id);
+      const key = await call('POST', '/keys', tokens.operator, { account: id });
+      const tooLarge = (param: string) => ({ error: { message: `Invalid request: ${param}: must be at most 1000000000 USD`, type: 'invalid_request_error', param, code: 'invalid_value' } });
+      for (const amount of ['99999999999999999999', '1000000000.000000001', '9223372036854775808']) {
+        const refused: Array<[string, string, Record<string, unknown>, string]> = [
+          ['POST', '/accounts', { name: `rich-${engine}`, balance_usd: amount }, 'balance_usd'],
+          ['POST', `/accounts/${id}/credit`, { amount_usd: amount, reason: 'huge' }, 'amount_usd'],
+          ['POST', `/accounts/${id}/debit`, { amount_usd: amount, reason: 'huge' }, 'amount_usd'],
+          ['PATCH', `/accounts/${id}`, { low_balance_threshold_usd: amount }, 'low_balance_threshold_usd'],
+          ['POST', '/keys', { account: id, budget: { limit_usd: amount, period: 'day' } }, 'budget.limit_usd'],
+          ['PATCH', `/keys/${String(key.body.id)}`, { budget: { limit_usd: amount } }, 'budget.limit_usd'],
+        ];
+        for (const [method, path, body, param] of refused) {
+          const answer = await call(method, path, tokens.operator, body);
+          expect(answer.status, `${method} ${path} ${amount}`).toBe(400);
+          expect(answer.body).toEqual(tooLarge(param));
+        }
+      }
+      expect((await call('GET', `/accounts/${id}`, tokens.viewer)).body).toMatchObject({ balance_usd: '0', low_balance_threshold_usd: null });
+
+      // The maximum itself is an amount like any other; the balance may not pass it.
+      const credited = await call('POST', `/accounts/${id}/credit`, tokens.operator, { amount_usd: '1000000000', reason: 'the most' });
+      expect(credited.status).toBe(200);
+      expect(credited.body).toMatchObject({ balance_usd: '1000000000' });
+      const beyond = await call('POST', `/accounts/${id}/credit`, tokens.operator, { amount_usd: '0.000000001', reason: 'one nano more' });
+      expect(beyond.status).toBe(409);
+      expect(beyond.body).toEqual({
+        error: { message: 'a credit of 0.000000001 USD would take the balance above the maximum of 1000000000 USD (balance: 1000000000 USD)', type: 'invalid_request_error', code: 'conflict' },
+      });
+      expect((await call('POST', `/keys`, tokens.operator, { account: id, budget: { limit_usd: '1000000000', period: 'total' } })).status).toBe(201);
+      expect((await call('GET', `/accounts/${id}`, tokens.viewer)).body).toMatchObject({ balance_usd: '1000000000' });
+    });
+
     it('concurrent debits never overdraw: of 10 debits of 1 USD on 4 USD, exactly 4 pass', async () => {
       const account = await newAccount(`race-${engine}`, '4');
       const answers = await Promise.all(
@@ -250,6 +285,45 @@ describe.each(engines)('admin API on %s', (engine) => {
       expect(status).toBe(401);
       expect((await call('POST', `/accounts/${accountId}/enable`, tokens.operator)).body).toMatchObject({ disabled: false });
       expect(await models()).toBe(200);
+    });
+  });
+
+  describe('unknown fields', () => {
+    const unknownField = (param: string) => ({
+      error: { message: `Invalid request: ${param}: unrecognized field.`, type: 'invalid_request_error', param, code: 'unknown_parameter' },
+    });
+
+    it('refuses a body field no route takes with a 400 naming it, and changes nothing', async () => {
+      const account = await newAccount(`strict-${engine}`, '2');
+      const id = String(account.id);
+      const key = await call('POST', '/keys', tokens.operator, { account: id, name: 'strict' });
+      expect(key.status).toBe(201);
+      const keyId = String(key.body.id);
+      const refused: Array<[string, string, string, Record<string, unknown>, string]> = [
+        ['a rename that also sets the balance', 'PATCH', `/accounts/${id}`, { name: `strict-renamed-${engine}`, balance_usd: '1000' }, 'balance_usd'],
+        ['an account created with a misspelt field', 'POST', '/accounts', { name: `strict-new-${engine}`, balance: '5' }, 'balance'],
+        ['a credit with the amount under another name', 'POST', `/accounts/${id}/credit`, { amount_usd: '1', reason: 'top-up', note: 'x' }, 'note'],
+        ['a debit with an unknown field', 'POST', `/accounts/${id}/debit`, { amount_usd: '1', reason: 'fix', force: true }, 'force'],
+        ['a key created with an unknown field', 'POST', '/keys', { account: id, name: 'k', rate_limit: 10 }, 'rate_limit'],
+        ['a key change with an unknown budget field', 'PATCH', `/keys/${keyId}`, { budget: { limit_usd: '5', period: 'day', rollover: true } }, 'budget.rollover'],
+        ['a key change with an unknown field', 'PATCH', `/keys/${keyId}`, { name: 'renamed', disabled: true }, 'disabled'],
+        ['an admin token with an unknown field', 'POST', '/admin-tokens', { role: 'viewer', scopes: ['all'] }, 'scopes'],
+      ];
+      for (const [what, method, path, body, param] of refused) {
+        const answer = await call(method, path, method === 'POST' && path === '/admin-tokens' ? tokens.owner : tokens.operator, body);
+        expect(answer.status, what).toBe(400);
+        expect(answer.body, what).toEqual(unknownField(param));
+        expect(answer.requestId).toMatch(/^req_/);
+      }
+      expect((await call('GET', `/accounts/${id}`, tokens.viewer)).body).toMatchObject({ name: `strict-${engine}`, balance_usd: '2' });
+      expect((await call('GET', `/accounts/strict-new-${engine}`, tokens.viewer)).status).toBe(404);
+      expect((await call('GET', `/keys/${keyId}`, tokens.viewer)).body).toMatchObject({ name: 'strict', disabled: false, budget: null });
+    });
+
+    it("names an unknown field of any length, cut to 256 characters and … like every echo", async () => {
+      const answer = await call('PATCH', `/accounts/${String((await newAccount(`strict-long-${engine}`)).id)}`, tokens.operator, { ['f'.repeat(100_000)]: 1 });
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual(unknownField(`${'f'.repeat(256)}…`));
     });
   });
 

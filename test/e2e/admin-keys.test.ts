@@ -185,7 +185,7 @@ describe.each(engines)('admin API keys on %s', (engine) => {
       ['POST', '/keys', { account: accountId, expires_at: '2000-01-01' }, undefined],
       ['POST', '/keys', { account: accountId, expires_at: 'soon' }, undefined],
       ['POST', '/keys', { account: accountId, budget: { limit_usd: '0' } }, undefined],
-      ['POST', '/keys', { account: accountId, budget: { limit_usd: '1e3' } }, undefined],
+      ['POST', '/keys', { account: accountId, budget: { limit_usd: '1e3' } }, 'budget.limit_usd'],
       ['POST', '/keys', { account: accountId, budget: { limit_usd: '1', period: 'year' } }, 'budget.period'],
       ['POST', '/keys', { account: accountId, budget: { period: 'day' } }, 'budget.limit_usd'],
       ['PATCH', `/keys/${id}`, {}, undefined],

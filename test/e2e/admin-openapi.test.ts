@@ -74,6 +74,31 @@ describe('admin OpenAPI document', () => {
     expect(list?.parameters?.map((parameter) => `${parameter.in}:${parameter.name}`).sort()).toEqual(['query:cursor', 'query:limit', 'query:name', 'query:status']);
   });
 
+  it('declares every request body closed: an unknown field is refused (additionalProperties false)', () => {
+    const bodies = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods)
+        .filter(([, operation]) => operation.requestBody !== undefined)
+        .map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.requestBody] as const),
+    );
+    expect(bodies.map(([route]) => route).sort()).toEqual([
+      'PATCH /admin/v1/accounts/{account}',
+      'PATCH /admin/v1/keys/{key}',
+      'POST /admin/v1/accounts',
+      'POST /admin/v1/accounts/{account}/credit',
+      'POST /admin/v1/accounts/{account}/debit',
+      'POST /admin/v1/admin-tokens',
+      'POST /admin/v1/keys',
+    ]);
+    for (const [route, body] of bodies) {
+      const schema = (body as { content: Record<string, { schema: Record<string, unknown> }> }).content['application/json']?.schema;
+      expect(schema?.additionalProperties, route).toBe(false);
+    }
+    // Nested objects too: a key's budget (an object or null).
+    const create = document.paths['/admin/v1/keys']?.post?.requestBody as { content: Record<string, { schema: { properties: Record<string, { anyOf?: Array<Record<string, unknown>> }> } }> };
+    const budget = create.content['application/json']?.schema.properties.budget?.anyOf?.find((option) => option.type === 'object');
+    expect(budget?.additionalProperties).toBe(false);
+  });
+
   it('describes the keys routes, their budget and the key-only fields', () => {
     for (const route of ['POST /admin/v1/keys', 'GET /admin/v1/keys', 'GET /admin/v1/keys/{key}', 'PATCH /admin/v1/keys/{key}', 'DELETE /admin/v1/keys/{key}', 'POST /admin/v1/keys/{key}/rotate', 'POST /admin/v1/keys/{key}/disable', 'POST /admin/v1/keys/{key}/enable']) {
       const [method = '', path = ''] = route.split(' ');

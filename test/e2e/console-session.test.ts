@@ -84,11 +84,16 @@ describe.each(engines)('console sessions on %s', (engine) => {
         expect(await response.json()).toEqual(INVALID_TOKEN);
         expect(response.headers.get('set-cookie')).toBeNull();
       }
-      for (const body of [{}, { token: '' }, { token: 7 }, { token: owner.secret, extra: true }, { token: 'x'.repeat(201) }]) {
+      for (const body of [{}, { token: '' }, { token: 7 }, { token: 'x'.repeat(201) }]) {
         const response = await post('/console/api/session', null, body, { 'x-tollgate-console': '1' });
         expect(response.status).toBe(400);
         expect(((await response.json()) as { error: { param: string } }).error.param).toBe('token');
       }
+      // An unknown field is refused by name, as on the admin API and /v1.
+      const extra = await post('/console/api/session', null, { token: owner.secret, extra: true }, { 'x-tollgate-console': '1' });
+      expect(extra.status).toBe(400);
+      expect(await extra.json()).toEqual({ error: { message: 'Invalid request: extra: unrecognized field.', type: 'invalid_request_error', param: 'extra', code: 'unknown_parameter' } });
+      expect(extra.headers.get('set-cookie')).toBeNull();
       const malformed = await fetch(`${harness.baseUrl}/console/api/session`, { method: 'POST', headers: { 'x-tollgate-console': '1' }, body: '{"token":' });
       expect(malformed.status).toBe(400);
       expect(await malformed.json()).toEqual({ error: { message: 'Invalid request: invalid JSON request body.', type: 'service_api_error', code: '' } });

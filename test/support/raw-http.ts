@@ -17,10 +17,11 @@ export function addressOf(baseUrl: string): { host: string; port: number } {
   return { host: url.hostname, port: Number(url.port) };
 }
 
-export function openSocket(baseUrl: string): Promise<Socket> {
+/** With `allowHalfOpen`, the socket keeps sending after the server has closed its side (a FIN). */
+export function openSocket(baseUrl: string, options: { allowHalfOpen?: boolean } = {}): Promise<Socket> {
   const { host, port } = addressOf(baseUrl);
   return new Promise((resolve, reject) => {
-    const socket = connect({ host, port }, () => resolve(socket));
+    const socket = connect({ host, port, allowHalfOpen: options.allowHalfOpen ?? false }, () => resolve(socket));
     socket.once('error', reject);
   });
 }

@@ -18,22 +18,24 @@ import { accountSchema, errorResponses, errorSchema, ledgerEntrySchema, pageOf, 
 
 const tags = ['accounts'];
 const accountParams = z.object({ account: z.string().min(1).max(200).describe('Account id or name.') });
-const adjustment = z.object({
-  amount_usd: usdAmount,
-  reason: z.string().trim().min(1).max(500).describe('Why: kept on the ledger entry and in the audit log.'),
-});
+const adjustment = z
+  .object({
+    amount_usd: usdAmount,
+    reason: z.string().trim().min(1).max(500).describe('Why: kept on the ledger entry and in the audit log.'),
+  })
+  .strict();
 
 export function registerAccountRoutes(app: AdminApp, deps: AdminRouteDeps): void {
   const { store } = deps;
-  const read = { preHandler: requireRole('viewer') };
-  const write = { preHandler: requireRole('operator') };
+  const read = { preValidation: requireRole('viewer') };
+  const write = { preValidation: requireRole('operator') };
 
   app.post('/accounts', {
     ...write,
     schema: {
       tags,
       summary: 'Create an account',
-      body: z.object({ name: z.string().max(200), balance_usd: usdAmount.optional() }),
+      body: z.object({ name: z.string().max(200), balance_usd: usdAmount.optional() }).strict(),
       response: { 201: accountSchema, 409: errorSchema, ...errorResponses },
     },
   }, async (request, reply) => {
@@ -69,13 +71,15 @@ export function registerAccountRoutes(app: AdminApp, deps: AdminRouteDeps): void
       tags,
       summary: 'Rename an account and/or set its low-balance alert threshold (each change audited)',
       params: accountParams,
-      body: z.object({
-        name: z.string().max(200).optional(),
-        low_balance_threshold_usd: usdAmount
-          .nullable()
-          .optional()
-          .describe('Fire `balance.low` when the balance less open holds drops below this USD amount (> 0); null removes it. A new threshold re-arms the alert.'),
-      }),
+      body: z
+        .object({
+          name: z.string().max(200).optional(),
+          low_balance_threshold_usd: usdAmount
+            .nullable()
+            .optional()
+            .describe('Fire `balance.low` when the balance less open holds drops below this USD amount (> 0); null removes it. A new threshold re-arms the alert.'),
+        })
+        .strict(),
       response: { 200: accountSchema, 409: errorSchema, ...errorResponses },
     },
   }, async (request) => {

@@ -11,6 +11,7 @@ import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, jsonSchemaTra
 import { AdminError } from '../../admin/admin-error.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { parseJsonBody } from '../body.js';
+import { invalidInputError } from '../input-errors.js';
 import { registerAccountRoutes } from './accounts.js';
 import { registerAdminTokenRoutes } from './admin-tokens.js';
 import { registerAlertRoutes } from './alerts.js';
@@ -76,7 +77,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { 
       registerCatalogRoutes(typed, deps);
       registerAlertRoutes(typed, deps);
       registerKeyRoutes(typed, deps);
-      typed.get('/openapi.json', { preHandler: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
+      typed.get('/openapi.json', { preValidation: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
     },
     { prefix: ADMIN_PATH_PREFIX },
   );
@@ -89,9 +90,14 @@ function toAdminGatewayError(error: unknown): unknown {
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
     const first = error.validation[0];
-    const param = first === undefined ? null : first.instancePath.replace(/^\//, '').replaceAll('/', '.');
-    const where = param === null || param === '' ? '' : ` ${param}:`;
-    return new GatewayError('invalid_request', { message: `Invalid request:${where} ${first?.message ?? 'invalid value'}`, param: param === '' ? null : param });
+    if (first === undefined) return invalidInputError(undefined);
+    const keys: unknown = first.params.keys;
+    return invalidInputError({
+      code: first.keyword,
+      path: first.instancePath.split('/').filter((step) => step !== ''),
+      message: first.message ?? 'invalid value',
+      ...(Array.isArray(keys) ? { keys: keys.map(String) } : {}),
+    });
   }
   return error;
 }

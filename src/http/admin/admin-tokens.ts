@@ -11,14 +11,14 @@ const tokenParams = z.object({ token: z.string().min(1).max(200).describe('Admin
 
 export function registerAdminTokenRoutes(app: AdminApp, deps: AdminRouteDeps): void {
   const { store } = deps;
-  const owner = { preHandler: requireRole('owner') };
+  const owner = { preValidation: requireRole('owner') };
 
   app.post('/admin-tokens', {
     ...owner,
     schema: {
       tags,
       summary: 'Create an admin token; `token` (the secret) is in this answer only',
-      body: z.object({ role: adminRole, name: z.string().max(100).optional() }),
+      body: z.object({ role: adminRole, name: z.string().max(100).optional() }).strict(),
       response: { 201: adminTokenSchema.extend({ token: z.string() }), ...errorResponses },
     },
   }, async (request, reply) => {

@@ -24,7 +24,7 @@ const deliverySchema = z
 
 export function registerAlertRoutes(app: AdminApp, deps: AdminRouteDeps): void {
   app.get('/alerts/deliveries', {
-    preHandler: requireRole('viewer'),
+    preValidation: requireRole('viewer'),
     schema: {
       tags: ['alerts'],
       summary: 'Webhook deliveries, newest first: pending, delivered, or given up',

@@ -9,7 +9,7 @@ import { auditEntrySchema, errorResponses, pageOf, pageQuery } from './schemas.j
 
 export function registerAuditRoutes(app: AdminApp, deps: AdminRouteDeps): void {
   app.get('/audit', {
-    preHandler: requireRole('viewer'),
+    preValidation: requireRole('viewer'),
     schema: {
       tags: ['audit'],
       summary: 'Read the audit log: every admin change, who made it, before and after',

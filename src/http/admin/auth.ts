@@ -8,7 +8,7 @@
  * (console/session-auth.ts, with its CSRF checks). An admin token's session acts as that token; a
  * key holder's session is authenticated but has no role, so every operator route refuses it (403).
  */
-import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, onRequestAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import { findUsableAdminToken } from '../../admin/admin-tokens.js';
 import { ADMIN_TOKEN_PREFIX } from '../../auth/key-secret.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -50,8 +50,12 @@ export function createAdminAuthentication(deps: SessionAuthDeps): onRequestAsync
   };
 }
 
-/** Refuses (403) a token whose role is below `role`: viewer < operator < owner. */
-export function requireRole(role: AdminRole): preHandlerAsyncHookHandler {
+/**
+ * Refuses (403) a token whose role is below `role`: viewer < operator < owner. Routes run it as
+ * their preValidation hook, before their schema: a token whose role does not reach a route learns
+ * nothing of its input rules, and gets the 403 whatever body it sent.
+ */
+export function requireRole(role: AdminRole): preValidationAsyncHookHandler {
   return async (request) => {
     if (request.consoleKeyHolder !== null) {
       throw new GatewayError('forbidden', { message: "This operation needs an admin token; a key holder's console session cannot use it." });

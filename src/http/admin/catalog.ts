@@ -54,7 +54,7 @@ export function registerCatalogRoutes(app: AdminApp, deps: AdminRouteDeps): void
   const providerTypes = new Map(deps.config.providers.map((provider) => [provider.name, provider.type]));
 
   app.get('/catalog', {
-    preHandler: requireRole('viewer'),
+    preValidation: requireRole('viewer'),
     schema: {
       tags: ['catalog'],
       summary: 'Models with prices and efforts; targets with their live health (read-only)',

@@ -17,7 +17,7 @@ const tags = ['keys'];
 const keyParams = z.object({ key: z.string().min(1).max(200).describe('Key id or prefix (sk-tg-…).') });
 const limit = z.number().int().min(1).max(2_147_483_647);
 
-/** The settings a key is created with, and changed through: absent keeps, null clears. */
+/** The settings a key is created with, and changed through: absent keeps, null clears; an unknown field is refused. */
 const keySettings = z.object({
   name: z.string().max(200).nullable().optional(),
   models: z.array(z.string().max(200)).max(1000).nullable().optional().describe('Model ids the key may use; null: every model.'),
@@ -29,10 +29,11 @@ const keySettings = z.object({
       limit_usd: usdAmount,
       period: budgetPeriod.optional().describe("Absent: the key's current period, else total."),
     })
+    .strict()
     .nullable()
     .optional()
     .describe('A spend limit; a request it cannot cover is refused with 403 insufficient_user_quota. null: none.'),
-});
+}).strict();
 
 const createdKeySchema = keySchema.extend({ key: z.string().describe('The secret: in this answer only.') });
 
@@ -49,7 +50,6 @@ function settingsInput(body: z.infer<typeof keySettings>): KeyUpdateInput {
 
 export function registerKeyRoutes(app: AdminApp, deps: AdminRouteDeps): void {
   const { store } = deps;
-  // Before validation: a token whose role does not reach a route learns nothing of its input rules.
   const read = { preValidation: requireRole('viewer') };
   const write = { preValidation: requireRole('operator') };
 

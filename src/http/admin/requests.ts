@@ -28,7 +28,7 @@ const range = {
 
 export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): void {
   const { store } = deps;
-  const read = { preHandler: requireRole('viewer') };
+  const read = { preValidation: requireRole('viewer') };
 
   app.get('/requests', {
     ...read,

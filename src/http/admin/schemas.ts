@@ -3,6 +3,7 @@
  * its OpenAPI document (openapi.ts), so the three cannot drift apart.
  */
 import { z } from 'zod';
+import { MAX_USD_AMOUNT, usdAmountProblem } from '../../admin/input.js';
 
 export const errorSchema = z
   .object({
@@ -33,7 +34,15 @@ export function pageOf<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() });
 }
 
-export const usdAmount = z.string().max(40).describe('A USD amount in decimal, like "5" or "0.25" (at most 9 decimals).');
+/** Checked here, so that a bad amount's 400 names its field (`param`); zero is refused where it must be positive, by the services. */
+export const usdAmount = z
+  .string()
+  .max(40)
+  .superRefine((value, context) => {
+    const problem = usdAmountProblem(value, { positive: false });
+    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+  })
+  .describe(`A USD amount in decimal, like "5" or "0.25" (at most 9 decimals, at most ${MAX_USD_AMOUNT}).`);
 
 export const accountSchema = z
   .object({

@@ -26,10 +26,7 @@ const requestsQuery = z
 function parseQuery<T extends z.ZodType>(schema: T, query: unknown): z.infer<T> {
   const parsed = schema.safeParse(query);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const param = issue?.path.join('.') ?? '';
-  const name = param === '' ? (issue?.code === 'unrecognized_keys' ? issue.keys.join(', ') : '') : param;
-  throw new GatewayError('invalid_request', { message: `Invalid request: ${name === '' ? '' : `${name}: `}${issue?.message ?? 'invalid value'}`, param: name === '' ? null : name });
+  throw invalidInputError(parsed.error.issues[0]);
 }
 
 /** The admin services' refusals (a bad date, a range that ends before it starts) in the spec's format. */
@@ -63,6 +60,7 @@ import type { Limiter } from '../../ratelimit/limiter.js';
 import type { Router } from '../../routing/router.js';
 import { createApiHooks, requireContext } from '../api-hooks.js';
 import { decodeRequestLogCursor, encodeRequestLogCursor } from '../admin/cursor.js';
+import { invalidInputError } from '../input-errors.js';
 import { modelsForKey } from '../routes/models.js';
 import { consoleSessionOf, type SessionAuthDeps } from './session-auth.js';
 

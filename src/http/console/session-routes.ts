@@ -11,6 +11,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { ADMIN_TOKEN_PREFIX } from '../../auth/key-secret.js';
 import { lookUpGuarded } from '../auth-guards.js';
 import { parseJsonBody } from '../body.js';
+import { invalidInputError } from '../input-errors.js';
 import { refuseCrossSiteChange } from './cross-site.js';
 import { consoleSessionOf, type SessionAuthDeps } from './session-auth.js';
 import { clearedSessionCookie, sessionCookie, sessionIdOf } from './session-cookie.js';
@@ -35,7 +36,12 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     // Also a login: a cross-site page must not sign the browser in to a session of its choosing.
     refuseCrossSiteChange(request);
     const parsed = loginBody.safeParse(parseJsonBody(request.body));
-    if (!parsed.success) throw new GatewayError('invalid_request', { message: 'Invalid request: send {"token": "<admin token or API key>"}.', param: 'token' });
+    if (!parsed.success) {
+      // An unknown field is named, as everywhere; anything else about the token gets one plain answer.
+      const issue = parsed.error.issues[0];
+      if (issue?.code === 'unrecognized_keys') throw invalidInputError(issue);
+      throw new GatewayError('invalid_request', { message: 'Invalid request: send {"token": "<admin token or API key>"}.', param: 'token' });
+    }
     const credential = parsed.data.token.trim();
     // An admin token signs in at the admin door: made-up API keys never lock an operator out.
     const guard = deps.authGuards.guard(credential.startsWith(ADMIN_TOKEN_PREFIX) ? 'admin' : 'key', request);

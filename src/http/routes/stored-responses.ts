@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { clipEcho } from '../../protocol/client-echo.js';
 import type { Store, StoredResponse } from '../../store/store.js';
 import { requireContext } from '../api-hooks.js';
 
@@ -56,7 +57,7 @@ async function findOwn(store: Store, request: FastifyRequest<IdParams>): Promise
 
 /** OpenAI's 404 for a response id it does not know (OpenAI sends `param: null`; the spec allows only a string or nothing). */
 function notFound(id: string): GatewayError {
-  return new GatewayError('not_found', { message: `Response with id '${id}' not found.` });
+  return new GatewayError('not_found', { message: `Response with id '${clipEcho(id)}' not found.` });
 }
 
 export interface PageQuery {

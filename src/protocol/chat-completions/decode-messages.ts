@@ -10,6 +10,7 @@
  * | tool                                  | `function_call_output` (text parts joined)                   |
  * | function (deprecated)                 | rejected                                                     |
  */
+import { clipEcho } from '../client-echo.js';
 import { InvalidRequestError, type ContentPart, type InputItem } from '../canonical.js';
 import {
   emptyArray,
@@ -106,7 +107,7 @@ export function decodeMessages(messages: readonly unknown[]): InputItem[] {
 function unansweredToolCalls(pending: PendingToolCalls): InvalidRequestError {
   return new InvalidRequestError(
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
-      `The following tool_call_ids did not have response messages: ${[...pending.callIds].join(', ')}`,
+      `The following tool_call_ids did not have response messages: ${clipEcho([...pending.callIds].join(', '))}`,
     `messages[${pending.assistantIndex}].role`,
     'invalid_value',
   );

@@ -30,6 +30,7 @@ import {
   unsupportedParameter,
   unsupportedValue,
 } from '../field-checks.js';
+import { memberPath } from '../client-echo.js';
 import { decodeMetadata } from '../metadata.js';
 import { checkServiceTier } from '../service-tier.js';
 
@@ -207,7 +208,7 @@ function checkLogitBias(body: JsonRecord): void {
   const bias = optionalRecord(body.logit_bias, 'logit_bias');
   if (bias === undefined) return;
   for (const token of Object.keys(bias)) {
-    optionalNumber(bias[token], `logit_bias.${token}`, { minimum: -100, maximum: 100 });
+    optionalNumber(bias[token], memberPath('logit_bias', token), { minimum: -100, maximum: 100 });
   }
 }
 

@@ -3,6 +3,7 @@
  * Wire format: docs/wire-protocols.md §1.1 and §2.3 (Chat nests `function`, canonical is flat);
  * https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools
  */
+import { clipEcho } from '../client-echo.js';
 import { InvalidRequestError, type FunctionTool, type ResponseFormat, type ToolChoice } from '../canonical.js';
 import {
   emptyArray,
@@ -108,7 +109,7 @@ export function decodeToolChoice(value: unknown, tools: readonly FunctionTool[])
   const name = requireString(fn.name, 'tool_choice.function.name');
   if (!tools.some((tool) => tool.name === name)) {
     throw new InvalidRequestError(
-      `Invalid value for 'tool_choice': function '${name}' is not among the provided 'tools'.`,
+      `Invalid value for 'tool_choice': function '${clipEcho(name)}' is not among the provided 'tools'.`,
       'tool_choice.function.name',
       'invalid_value',
     );

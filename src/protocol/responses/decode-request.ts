@@ -24,6 +24,7 @@ import {
   unsupportedValue,
   type JsonRecord,
 } from '../field-checks.js';
+import { memberPath } from '../client-echo.js';
 import { decodeMetadata } from '../metadata.js';
 import { checkServiceTier } from '../service-tier.js';
 import { requireEnum } from './required-fields.js';
@@ -133,7 +134,7 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
     request,
     store: optionalBoolean(body.store, 'store') ?? true,
     previousResponseId,
-    metadata: decodeMetadata(body.metadata, (key) => `metadata.${key}`),
+    metadata: decodeMetadata(body.metadata, (key) => memberPath('metadata', key)),
     echo,
   };
 }
@@ -209,7 +210,7 @@ function decodeStreamOptions(value: unknown): void {
 function decodeClientMetadata(value: unknown): void {
   const metadata = optionalRecord(value, 'client_metadata');
   if (metadata === undefined) return;
-  for (const [key, entry] of Object.entries(metadata)) optionalString(entry, `client_metadata.${key}`);
+  for (const [key, entry] of Object.entries(metadata)) optionalString(entry, memberPath('client_metadata', key));
 }
 
 function decodeInclude(value: unknown): void {

@@ -7,6 +7,7 @@
  * types newer than this code) is kept as it came: a Responses upstream gets it unchanged, a
  * translated route maps it, drops it or refuses it, as the model's catalog entry says.
  */
+import { clipEcho } from '../client-echo.js';
 import { InvalidRequestError, type FunctionTool, type HostedTool, type ToolChoice } from '../canonical.js';
 import {
   invalidType,
@@ -106,7 +107,7 @@ function decodeFunctionLike(type: string, raw: JsonRecord, path: string): Functi
 /** The refusal a translated route gives a hosted tool when its model is set to refuse them. */
 export function unsupportedHostedTool(tool: HostedTool): InvalidRequestError {
   return new InvalidRequestError(
-    `Tool type '${tool.type}' is not supported: only function tools ({"type": "function", "name": ...}), custom tools ({"type": "custom", "name": ...}) and namespaces of them are.`,
+    `Tool type '${clipEcho(tool.type)}' is not supported: only function tools ({"type": "function", "name": ...}), custom tools ({"type": "custom", "name": ...}) and namespaces of them are.`,
     tool.param,
     'unsupported_tool',
   );
@@ -139,7 +140,7 @@ export function decodeToolChoice(value: unknown, tools: readonly FunctionTool[])
   const name = requireString(value.name, 'tool_choice.name');
   // A function choice names a function tool, a custom choice a custom tool.
   if (!tools.some((tool) => tool.name === name && (tool.custom !== undefined) === (type === 'custom'))) {
-    throw new InvalidRequestError(`Tool choice '${name}' not found in 'tools' parameter.`, 'tool_choice.name', 'invalid_value');
+    throw new InvalidRequestError(`Tool choice '${clipEcho(name)}' not found in 'tools' parameter.`, 'tool_choice.name', 'invalid_value');
   }
   return { name };
 }
