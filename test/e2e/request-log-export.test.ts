@@ -134,10 +134,18 @@ describe.each(engines)('request log export on %s', (engine) => {
     const probe = await probeWhile(harness.baseUrl, exports);
     const answers = await exports;
     const elapsedMs = performance.now() - started;
+    // Each export complete, none refused with a 408.
+    expect(answers.map((answer) => [answer.status, lineCount(answer.body)])).toEqual([0, 1, 2].map(() => [200, ROWS]));
+    const worst = probe[0] ?? 0;
+    const percentile99 = probe[Math.floor(probe.length / 100)] ?? 0;
+    const slowest = `slowest of ${probe.length} probes (ms): ${probe.slice(0, 10).map(Math.round).join(', ')}`;
+    expect(percentile99, slowest).toBeLessThan(PROBE_LIMIT_MS);
+    expect(worst, slowest).toBeLessThan(PROBE_WORST_MS);
+    expect(probe.length).toBeGreaterThan(20);
+    // The exports outlived request_timeout_ms: it bounds receiving a request, never its answer.
+    expect(elapsedMs).toBeGreaterThan(limits.request_timeout_ms);
     for (const answer of answers) {
-      expect(answer.status).toBe(200);
       expect(answer.headers['content-type']).toBe('text/csv; charset=utf-8');
-      expect(lineCount(answer.body)).toBe(ROWS);
       expect(answer.trailers['x-next-cursor']).toBe('');
     }
     // Every row once, newest first.
@@ -145,13 +153,6 @@ describe.each(engines)('request log export on %s', (engine) => {
     expect(new Set(ids).size).toBe(ROWS);
     expect(ids[0]).toBe(`req_seed_${accountId}_1`);
     expect(ids.at(-1)).toBe(`req_seed_${accountId}_${ROWS}`);
-    // The exports outlived request_timeout_ms: it bounds receiving a request, never its answer.
-    expect(elapsedMs).toBeGreaterThan(limits.request_timeout_ms);
-    const worst = probe[0] ?? 0;
-    const percentile99 = probe[Math.floor(probe.length / 100)] ?? 0;
-    expect(probe.length).toBeGreaterThan(20);
-    expect(percentile99, `slowest probes (ms): ${probe.slice(0, 10).map(Math.round).join(', ')}`).toBeLessThan(PROBE_LIMIT_MS);
-    expect(worst).toBeLessThan(PROBE_WORST_MS);
   }, 120_000);
 
   it('stops the queries when the client leaves mid-export', async () => {
