@@ -45,6 +45,7 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
         model: z.string().max(200).optional().describe('Catalog model id.'),
         status: z.coerce.number().int().min(100).max(599).optional().describe('HTTP status of the answer.'),
         request_id: z.string().max(200).optional().describe('The `x-request-id` of one request.'),
+        cursor: pageQuery.shape.cursor.describe(`\`next_cursor\` of the previous page; with \`format=csv\`, the \`${NEXT_CURSOR_TRAILER}\` trailer of the previous export.`),
         format: exportFormat,
       }),
       response: { 200: jsonOrCsv(pageOf(requestLogEntrySchema), `Columns: ${REQUEST_LOG_CSV_COLUMNS.join(', ')} (no bodies).`), ...errorResponses },
