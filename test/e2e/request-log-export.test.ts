@@ -15,6 +15,7 @@ import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { adminClient, allPages } from '../support/admin-client.js';
 import { testCatalog } from '../support/catalog.js';
 import { parseCsvRecords } from '../support/csv.js';
+import { addressOf, rawExchange } from '../support/raw-http.js';
 import { engines, type TestDatabase } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -235,4 +236,13 @@ describe.each(engines)('request log export bound on %s', (engine) => {
     expect(exported).toEqual(rows.map((row) => row.request_id));
     expect(new Set(exported).size).toBe(SEEDED);
   }, 60_000);
+
+  it('sends an HTTP/1.0 client the same rows without the chunked coding a trailer needs (the connection ends the body)', async () => {
+    const { host, port } = addressOf(harness.baseUrl);
+    const answer = await rawExchange(harness.baseUrl, `GET /admin/v1/requests?format=csv&account=${accountId} HTTP/1.0\r\nHost: ${host}:${port}\r\nAuthorization: Bearer ${viewer}\r\n\r\n`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['transfer-encoding']).toBeUndefined();
+    expect(answer.headers.trailer).toBeUndefined();
+    expect(parseCsvRecords(answer.body).records.map((record) => record.request_id)).toEqual(Array.from({ length: MAX_ROWS }, (_, index) => `req_seed_${accountId}_${index + 1}`));
+  });
 });

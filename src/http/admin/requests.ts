@@ -68,12 +68,10 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
       // The typed reply knows the schema's bodies only. Fastify pipes the stream with backpressure,
       // sends the trailer once it has ended, and destroys it when the client goes (which ends the
       // generator, and with it the queries). A page at most is queued ahead of the socket.
-      const untyped: FastifyReply = reply;
-      return untyped
-        .type(CSV_TYPE)
-        .header('content-disposition', 'attachment; filename="requests.csv"')
-        .trailer(NEXT_CURSOR_TRAILER, async () => encodeRequestLogCursor(next) ?? '')
-        .send(Readable.from(csv, { highWaterMark: 1 }));
+      const untyped: FastifyReply = reply.type(CSV_TYPE).header('content-disposition', 'attachment; filename="requests.csv"');
+      // A trailer needs the chunked coding, which an HTTP/1.0 client must not be sent (RFC 9112 §6.1).
+      if (request.raw.httpVersion !== '1.0') untyped.trailer(NEXT_CURSOR_TRAILER, async () => encodeRequestLogCursor(next) ?? '');
+      return untyped.send(Readable.from(csv, { highWaterMark: 1 }));
     }
     const page = await searchRequestLog(store, search, { limit: query.limit, ...optionalCursor(query.cursor) });
     return { data: page.rows.map(requestLogView), has_more: page.next !== undefined, next_cursor: encodeRequestLogCursor(page.next) };
