@@ -44,30 +44,41 @@ export async function searchRequestLog(store: Store, search: RequestLogSearch, p
 /**
  * Every matching row after `after` as CSV (without the bodies), at most `maxRows` of them, a page
  * per query, each page in its export turn (export-turns.ts), so other requests are answered while
- * an export of any size streams. The filter is checked here, before the first line is asked for (a
- * bad account is refused before an answer begins). A consumer that stops asking (a client gone)
- * stops the queries.
+ * an export of any size streams. The filter is checked and the first page read before this
+ * resolves, so that a bad account or a database that is away is an error answer rather than a cut
+ * stream. A consumer that stops asking (a client gone) stops the queries.
  */
 export async function exportRequestLogCsv(store: Store, search: RequestLogSearch, bound: { maxRows: number; after?: RequestLogCursor }): Promise<RequestLogCsvExport> {
-  return csvPages(store, await resolveFilter(store, search), bound);
+  const filter = await resolveFilter(store, search);
+  const first = await readCsvPage(store, filter, bound.after, bound.maxRows);
+  return csvPages(store, filter, first, bound.maxRows);
 }
 
-async function* csvPages(store: Store, filter: RequestLogFilter, bound: { maxRows: number; after?: RequestLogCursor }): RequestLogCsvExport {
+interface CsvPage {
+  lines: string;
+  count: number;
+  next: RequestLogCursor | undefined;
+}
+
+async function* csvPages(store: Store, filter: RequestLogFilter, first: CsvPage, maxRows: number): RequestLogCsvExport {
   yield csvLine(REQUEST_LOG_CSV_COLUMNS);
-  let after = bound.after;
-  let left = bound.maxRows;
+  let page = first;
+  let left = maxRows;
   for (;;) {
-    const limit = Math.min(EXPORT_PAGE_ROWS, left);
-    const page = await inExportTurn(async () => {
-      const { rows, next } = await store.listRequestLog(filter, { limit, ...(after === undefined ? {} : { after }) }, { bodies: false });
-      return { lines: csvRows(REQUEST_LOG_CSV_COLUMNS, rows.map(requestLogView)), count: rows.length, next };
-    });
     if (page.count > 0) yield page.lines;
     left -= page.count;
     if (page.next === undefined) return undefined;
-    after = page.next;
-    if (left <= 0) return after;
+    if (left <= 0) return page.next;
+    page = await readCsvPage(store, filter, page.next, left);
   }
+}
+
+/** The rows after `after` (at most a page, and at most `left`) as CSV lines, read in an export turn. */
+function readCsvPage(store: Store, filter: RequestLogFilter, after: RequestLogCursor | undefined, left: number): Promise<CsvPage> {
+  return inExportTurn(async () => {
+    const { rows, next } = await store.listRequestLog(filter, { limit: Math.min(EXPORT_PAGE_ROWS, left), ...(after === undefined ? {} : { after }) }, { bodies: false });
+    return { lines: csvRows(REQUEST_LOG_CSV_COLUMNS, rows.map(requestLogView)), count: rows.length, next };
+  });
 }
 
 async function resolveFilter(store: Store, search: RequestLogSearch): Promise<RequestLogFilter> {

@@ -61,7 +61,7 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
       ...(query.request_id === undefined ? {} : { requestId: query.request_id }),
     };
     if (query.format === 'csv') {
-      // The filter is checked before the first byte, so that a bad account is a 404 rather than a cut stream.
+      // The filter is checked and the first page read before the first byte: a refusal is an error answer.
       const lines = await exportRequestLogCsv(store, search, { maxRows: exportMaxRows, ...optionalCursor(query.cursor) });
       let next: RequestLogCursor | undefined;
       const csv = untilReturned(lines, (cursor) => (next = cursor));
