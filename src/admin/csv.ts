@@ -20,8 +20,13 @@ export function csvLine(values: readonly CsvValue[]): string {
 }
 
 /** The header line and one line per row of `views`, for the given columns. */
-export function csvLines<View extends Record<string, unknown>>(columns: readonly (keyof View & string)[], views: Iterable<View>): string {
-  let text = csvLine(columns);
+export function csvLines<View extends object>(columns: readonly (keyof View & string)[], views: Iterable<View>): string {
+  return csvLine(columns) + csvRows(columns, views);
+}
+
+/** One line per row of `views`, for the given columns, without the header line (a page of a streamed export). */
+export function csvRows<View extends object>(columns: readonly (keyof View & string)[], views: Iterable<View>): string {
+  let text = '';
   for (const view of views) text += csvLine(columns.map((column) => toCsvValue(view[column])));
   return text;
 }

@@ -297,9 +297,14 @@ export const configFileSchema = z
         enabled: z.boolean().default(true),
         /** Rows older than this are pruned in the background, a few at a time. */
         retention_days: z.number().int().positive().max(36_500).default(30),
+        /**
+         * Rows one CSV export of the request log holds at most; a longer one stops there and names
+         * where the next export continues (its `x-next-cursor` trailer).
+         */
+        export_max_rows: z.number().int().positive().default(1_000_000),
       })
       .strict()
-      .default({ enabled: true, retention_days: 30 }),
+      .default({ enabled: true, retention_days: 30, export_max_rows: 1_000_000 }),
     alerts,
     metrics: z
       .object({

@@ -516,8 +516,8 @@ export class KyselyStore implements Store {
     return this.appendLog(entries);
   }
 
-  listRequestLog(filter: RequestLogFilter, page: PageRequest<RequestLogCursor>): Promise<Page<RequestLogRecord, RequestLogCursor>> {
-    return requestLog.listRequestLog(this.db, filter, page);
+  listRequestLog(filter: RequestLogFilter, page: PageRequest<RequestLogCursor>, options?: { bodies?: boolean }): Promise<Page<RequestLogRecord, RequestLogCursor>> {
+    return requestLog.listRequestLog(this.db, filter, page, options);
   }
 
   pruneRequestLog(before: Date, limit: number): Promise<number> {

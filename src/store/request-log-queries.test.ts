@@ -69,6 +69,15 @@ describe.each(engines)('request log queries on %s', (engine) => {
     expect((await everything({ requestId: 'req_fields_1' }))[0]).toEqual({ ...first, id: expect.any(Number) });
   });
 
+  it('leaves the bodies unread with bodies: false, every other field as with them', async () => {
+    const logged = entry({ requestId: 'req_no_bodies', at: new Date(START + 3_000), requestBody: '{"model":"model-a"}', responseBody: '{"id":"x"}' });
+    await store.appendRequestLog([logged]);
+    const [withBodies] = await everything({ requestId: 'req_no_bodies' });
+    const [withoutBodies] = (await store.listRequestLog({ requestId: 'req_no_bodies' }, { limit: 1 }, { bodies: false })).rows;
+    expect(withBodies).toMatchObject({ requestBody: '{"model":"model-a"}', responseBody: '{"id":"x"}' });
+    expect(withoutBodies).toEqual({ ...withBodies, requestBody: null, responseBody: null });
+  });
+
   it('writes a batch whole or not at all', async () => {
     // A row the database refuses (a NOT NULL column) after rows it took: none of the batch stays.
     const broken = entry({ requestId: 'req_whole_2', latencyMs: 1, status: null as unknown as number });

@@ -494,8 +494,8 @@ export interface Store {
 
   /** Appends log rows in one statement (a batch from the writer, never one per request). */
   appendRequestLog(entries: readonly RequestLogEntry[]): Promise<void>;
-  /** One page of the request log, newest first. */
-  listRequestLog(filter: RequestLogFilter, page: PageRequest<RequestLogCursor>): Promise<Page<RequestLogRecord, RequestLogCursor>>;
+  /** One page of the request log, newest first; with `bodies: false` the bodies are not read (null). */
+  listRequestLog(filter: RequestLogFilter, page: PageRequest<RequestLogCursor>, options?: { bodies?: boolean }): Promise<Page<RequestLogRecord, RequestLogCursor>>;
   /** Deletes at most `limit` of the oldest rows that arrived before `before`; returns how many. */
   pruneRequestLog(before: Date, limit: number): Promise<number>;
   /** Charges and excess from the ledger, summed per group, sorted by group. */

@@ -8,7 +8,7 @@ import { USAGE_GROUPINGS } from '../../admin/usage.js';
 /** A time as the CLI takes it: an ISO 8601 date (UTC midnight) or date-time; checked by the service. */
 export const isoInstant = z.string().max(40).describe('ISO 8601 date (UTC midnight) or date-time, like 2026-11-01 or 2026-11-01T12:00:00Z.');
 
-export const exportFormat = z.enum(['json', 'csv']).default('json').describe('`csv`: the whole result as CSV (text/csv), every matching row, not a page.');
+export const exportFormat = z.enum(['json', 'csv']).default('json').describe('`csv`: the result as CSV (text/csv) instead of JSON: every matching row (the request log: up to its export bound), not a page.');
 
 export const requestLogEntrySchema = z
   .object({

@@ -1,17 +1,17 @@
 /**
  * `/admin/v1/requests` (the request log) and `/admin/v1/usage`: viewer and up. Both answer JSON, or
- * CSV with `format=csv`: the request log's export streams every matching row, newest first, a page
- * at a time; the usage export is the report's rows.
+ * CSV with `format=csv`: the request log's export streams the matching rows, newest first, a page
+ * at a time with the event loop free between two, up to `log.export_max_rows` (the `x-next-cursor`
+ * trailer says where the next export continues); the usage export is the report's rows.
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { csvLine, toCsvValue } from '../../admin/csv.js';
 import { parseIsoDate } from '../../admin/input.js';
-import { everyRequestLogRow, searchRequestLog, type RequestLogSearch } from '../../admin/request-log.js';
+import { exportRequestLogCsv, searchRequestLog, type RequestLogCsvExport, type RequestLogSearch } from '../../admin/request-log.js';
 import { usageReport } from '../../admin/usage.js';
 import { REQUEST_LOG_CSV_COLUMNS, requestLogView, usageCsv, usageReportView } from '../../admin/views.js';
-import type { RequestLogRecord } from '../../store/store.js';
+import type { RequestLogCursor } from '../../store/store.js';
 import { requireRole } from './auth.js';
 import type { AdminApp, AdminRouteDeps } from './context.js';
 import { decodeRequestLogCursor, encodeRequestLogCursor } from './cursor.js';
@@ -26,21 +26,26 @@ const range = {
   account: z.string().max(200).optional().describe('Account id or name.'),
 };
 
+/** The trailer of a request log export: the cursor to continue from, empty when the export holds every matching row. */
+const NEXT_CURSOR_TRAILER = 'x-next-cursor';
+
 export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): void {
   const { store } = deps;
+  const exportMaxRows = deps.config.log.export_max_rows;
   const read = { preValidation: requireRole('viewer') };
 
   app.get('/requests', {
     ...read,
     schema: {
       tags: ['request log'],
-      summary: 'Search the request log, newest first; `format=csv` exports every matching row',
+      summary: `Search the request log, newest first; \`format=csv\` exports the matching rows (after \`cursor\`, at most ${exportMaxRows}; the \`${NEXT_CURSOR_TRAILER}\` trailer continues a longer export)`,
       querystring: pageQuery.extend({
         ...range,
         key: z.string().max(200).optional().describe('Key id.'),
         model: z.string().max(200).optional().describe('Catalog model id.'),
         status: z.coerce.number().int().min(100).max(599).optional().describe('HTTP status of the answer.'),
         request_id: z.string().max(200).optional().describe('The `x-request-id` of one request.'),
+        cursor: pageQuery.shape.cursor.describe(`\`next_cursor\` of the previous page; with \`format=csv\`, the \`${NEXT_CURSOR_TRAILER}\` trailer of the previous export.`),
         format: exportFormat,
       }),
       response: { 200: jsonOrCsv(pageOf(requestLogEntrySchema), `Columns: ${REQUEST_LOG_CSV_COLUMNS.join(', ')} (no bodies).`), ...errorResponses },
@@ -56,12 +61,17 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
       ...(query.request_id === undefined ? {} : { requestId: query.request_id }),
     };
     if (query.format === 'csv') {
-      // Resolved before the first byte, so that a bad account is a 404 rather than a cut stream.
-      const rows = everyRequestLogRow(store, search);
-      const first = await rows.next();
-      // The typed reply knows the schema's bodies only; Fastify sends a stream as it comes.
-      const untyped: FastifyReply = reply;
-      return untyped.type(CSV_TYPE).header('content-disposition', 'attachment; filename="requests.csv"').send(Readable.from(requestLogCsv(first, rows)));
+      // The filter is checked and the first page read before the first byte: a refusal is an error answer.
+      const lines = await exportRequestLogCsv(store, search, { maxRows: exportMaxRows, ...optionalCursor(query.cursor) });
+      let next: RequestLogCursor | undefined;
+      const csv = untilReturned(lines, (cursor) => (next = cursor));
+      // The typed reply knows the schema's bodies only. Fastify pipes the stream with backpressure,
+      // sends the trailer once it has ended, and destroys it when the client goes (which ends the
+      // generator, and with it the queries). A page at most is queued ahead of the socket.
+      const untyped: FastifyReply = reply.type(CSV_TYPE).header('content-disposition', 'attachment; filename="requests.csv"');
+      // A trailer needs the chunked coding, which an HTTP/1.0 client must not be sent (RFC 9112 §6.1).
+      if (request.raw.httpVersion !== '1.0') untyped.trailer(NEXT_CURSOR_TRAILER, async () => encodeRequestLogCursor(next) ?? '');
+      return untyped.send(Readable.from(csv, { highWaterMark: 1 }));
     }
     const page = await searchRequestLog(store, search, { limit: query.limit, ...optionalCursor(query.cursor) });
     return { data: page.rows.map(requestLogView), has_more: page.next !== undefined, next_cursor: encodeRequestLogCursor(page.next) };
@@ -93,14 +103,7 @@ function instants(from: string | undefined, to: string | undefined): { from?: Da
   return { ...(from === undefined ? {} : { from: parseIsoDate(from, 'from') }), ...(to === undefined ? {} : { to: parseIsoDate(to, 'to') }) };
 }
 
-async function* requestLogCsv(first: IteratorResult<RequestLogRecord>, rest: AsyncGenerator<RequestLogRecord>): AsyncGenerator<string> {
-  yield csvLine(REQUEST_LOG_CSV_COLUMNS);
-  if (first.done === true) return;
-  yield csvRow(first.value);
-  for await (const record of rest) yield csvRow(record);
-}
-
-function csvRow(record: RequestLogRecord): string {
-  const view = requestLogView(record);
-  return csvLine(REQUEST_LOG_CSV_COLUMNS.map((column) => toCsvValue(view[column])));
+/** The chunks of `lines`; once it has ended, `ended` gets what it returned (where the next export continues, if anywhere). */
+async function* untilReturned(lines: RequestLogCsvExport, ended: (next: RequestLogCursor | undefined) => void): AsyncGenerator<string> {
+  ended(yield* lines);
 }
