@@ -30,6 +30,7 @@ import type { RequestLog } from './request-log/request-log.js';
 import { observeApiRequests } from './observe-requests.js';
 import type { RequestTracer } from './request-tracer.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
+import { watchSilentConnections } from './silent-connections.js';
 import { toGatewayError } from './errors.js';
 import { clientErrorCode, errorBody, errorShapeOf } from './error-shapes.js';
 import { registerConsole } from './console/console.js';
@@ -130,6 +131,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.server.on('checkExpectation', createExpectationHandler(refusals));
   app.server.on('connect', createConnectHandler(refusals));
+  // On close, a connection that has sent nothing is ended at once (it has no request to drain).
+  const endSilentConnections = watchSilentConnections(app.server);
+  app.addHook('preClose', (done) => {
+    endSilentConnections();
+    done();
+  });
   app.decorateRequest('apiContext', null);
   app.decorateRequest('outcome', null);
   app.decorateReply('gatewayErrorCode', null);

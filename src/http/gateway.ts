@@ -26,6 +26,7 @@ import { createAdminServer } from './admin/admin-listener.js';
 import { buildApp } from './app.js';
 import { InFlight } from './in-flight.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { watchSilentConnections } from './silent-connections.js';
 import { createRequestLog, type RequestLog } from './request-log/request-log.js';
 import type { RequestTracer } from './request-tracer.js';
 
@@ -152,6 +153,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.announceKeyChange === undefined ? {} : { announceKeyChange: options.announceKeyChange }),
   });
   const adminServer = options.adminListener === true ? createAdminServer(app, options.config.limits) : undefined;
+  const endSilentAdminConnections = adminServer === undefined ? undefined : watchSilentConnections(adminServer);
 
   await authenticator.checkRevision();
   await billing.releaseExpired();
@@ -182,6 +184,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (adminServer?.listening === true) {
       const closed = new Promise<void>((resolve) => adminServer.close(() => resolve()));
       adminServer.closeIdleConnections();
+      endSilentAdminConnections?.();
       await closed;
     }
     await app.close();
