@@ -30,6 +30,9 @@ export { isSaneUsage, MAX_REPORTED_TOKENS } from '../protocol/canonical.js';
  */
 const NO_INPUT: InputUsage = Object.freeze({ inputTokens: 0, cachedInputTokens: 0 });
 
+/** The checkpoint of a running answer at which its input is counted, if no report has come (10 s at the default 2 s). */
+export const COUNT_AT_CHECKPOINT = 5;
+
 export type InputCount = number | (() => Generator<void, number>);
 
 export class UsageMeter {
@@ -40,6 +43,8 @@ export class UsageMeter {
   private pendingReasoning = '';
   private sawOutput = false;
   private wasAccepted = false;
+  /** Checkpoints taken of the running answer. */
+  private checkpoints = 0;
   /** What the tokenizer threw, if it ever did (a gateway bug); see `countingFault`. */
   private fault: { error: unknown } | undefined;
 
@@ -73,6 +78,15 @@ export class UsageMeter {
     this.wasAccepted = true;
   }
 
+  /**
+   * The upstream sent an error in its own stream (not a cut, a timeout or a client leaving). Before
+   * any sign of an answer (output, or a report of its input or usage) that is a refusal after its
+   * 200, as Anthropic sends `overloaded_error`: the upstream bills nothing for it, and neither do we.
+   */
+  refusedInBand(): void {
+    if (!this.sawOutput && this.reported === undefined && this.reportedInput === undefined) this.wasAccepted = false;
+  }
+
   observe(event: CanonicalEvent): void {
     switch (event.type) {
       case 'usage':
@@ -81,6 +95,7 @@ export class UsageMeter {
       case 'input-usage':
         if (isSaneUsage({ ...event.usage, outputTokens: 0, reasoningTokens: 0 })) this.reportedInput = event.usage;
         return;
+
       case 'text-delta':
       case 'tool-call-delta':
         this.sawOutput = true;
@@ -142,12 +157,14 @@ export class UsageMeter {
 
   /**
    * What a checkpoint of the running answer records (billing/hold-keeper.ts): `metered()`. Once the
-   * upstream accepted the request the input is counted (unless a sane report came), in the
-   * background and at most once, so that a later checkpoint carries it and a crash bills it; a
-   * count that fails leaves the input out of checkpoints, and fails the settlement as it would have.
+   * upstream accepted the request and the answer has run for COUNT_AT_CHECKPOINT checkpoints
+   * without a report, the input is counted, in the background and at most once, so that a later
+   * checkpoint carries it and a crash bills it. Not sooner: most answers end with a report, which
+   * makes the count wasted work, and a short answer cut by a crash loses only its input.
    */
   checkpoint(): Usage {
-    if (this.wasAccepted && this.input === undefined && this.reportedInput === undefined && !this.saneReport) this.countInput().catch(() => undefined);
+    this.checkpoints += 1;
+    if (this.checkpoints >= COUNT_AT_CHECKPOINT && this.wasAccepted && this.reportedInput === undefined && !this.saneReport) void this.countInput();
     return this.metered();
   }
 
@@ -165,14 +182,24 @@ export class UsageMeter {
     return { ...input, outputTokens: this.countedOutput + this.countedReasoning, reasoningTokens: this.countedReasoning };
   }
 
-  /** Counts the input unless it is known; one count however often it is asked for. */
+  /**
+   * Counts the input unless it is known; one count however often it is asked for. Never rejects: a
+   * count that throws (a gateway bug) is kept as the meter's fault, for the settlement to report,
+   * and the input is left out rather than the whole bill.
+   */
   private countInput(): Promise<void> {
     const work = this.countInputWork;
     if (work === undefined) return Promise.resolve();
-    return (this.counting ??= runYielding(work()).then((tokens) => {
-      this.input = tokens;
-      this.countInputWork = undefined;
-    }));
+    return (this.counting ??= runYielding(work()).then(
+      (tokens) => {
+        this.input = tokens;
+        this.countInputWork = undefined;
+      },
+      (error: unknown) => {
+        this.fault ??= { error };
+        this.countInputWork = undefined;
+      },
+    ));
   }
 
   private get full(): boolean {

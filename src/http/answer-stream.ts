@@ -133,6 +133,7 @@ class PassthroughRelay implements FrameSink {
   #frame(frame: PassthroughFrame): void {
     const { lifecycle, meter } = this.#parts;
     for (const event of frame.events) meter.observe(event);
+    if (frame.failure?.inBand === true) meter.refusedInBand();
     if (lifecycle.aborted) {
       // The client is gone: stop the upstream; the handler settles on what was metered.
       this.#frames.release();

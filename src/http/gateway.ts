@@ -119,7 +119,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     onError: (error) => options.logger.warn({ err: error }, 'checkpointing running holds failed'),
     onMeterError: (error, hold) => {
       metrics.answerFaults.inc({ stage: 'metering' });
-      options.logger.error({ err: error, reqId: hold.requestId, holdId: hold.id, stage: 'metering' }, 'the gateway failed inside an answer');
+      options.logger.error({ err: error, requestId: hold.requestId, holdId: hold.id, stage: 'metering' }, 'the gateway failed inside an answer');
     },
   });
   metrics.countHoldsOpen = () => holdKeeper.size;

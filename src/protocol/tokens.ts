@@ -312,8 +312,11 @@ export function* countInputTokens(request: CanonicalRequest): Generator<void, nu
   for (;;) {
     const step = texts.next();
     if (step.done === true) return total + step.value;
+    // A text of one slice is remembered whole (clients resend the same ones); the slices of a
+    // longer one are not, or one long prompt would push every remembered text out of the memo.
+    const whole = step.value.length <= YIELD_CHARACTERS;
     for (const slice of slicesOf(step.value)) {
-      total += inputTokenMemo.count(slice);
+      total += whole ? inputTokenMemo.count(slice) : countTextTokens(slice);
       sinceYield += slice.length;
       if (sinceYield >= YIELD_CHARACTERS) {
         sinceYield = 0;

@@ -70,6 +70,8 @@ export interface PassthroughFrame {
 export interface PassthroughFailure {
   /** Safe to show the client (redacted: no upstream addresses or keys). */
   message: string;
+  /** The upstream itself sent the error in its stream (not a cut or a timeout): see UsageMeter.refusedInBand. */
+  inBand?: true;
   /** Responses: the `sequence_number` the failure event takes (right after the last one sent). */
   sequenceNumber?: number;
   /**

@@ -176,6 +176,31 @@ describe.each(engines)('streams that end early are billed for what the upstream 
   });
 });
 
+describe.each(engines)('an upstream that answers 200, then refuses in its stream before any answer, on %s', (engine) => {
+  let harness: Harness;
+  let upstream: UpstreamDouble;
+
+  beforeAll(async () => {
+    upstream = await startUpstreamDouble(scriptedStream({ deltas: [], then: 'refuse' }));
+    harness = await startHarness({ engine, catalog: catalogFor(upstream), env: { TEST_UPSTREAM_KEY: 'sk-upstream' } });
+  });
+  afterAll(async () => {
+    await harness?.close();
+    await upstream?.close();
+  });
+
+  it.each([routes[0]!, routes.find((route) => route.name === 'messages, passed through to Anthropic')!])('bills nothing: $name', async (route) => {
+    const { accountId, secret } = await harness.newAccount('10');
+    const response = await harness.post(route.path, route.body, secret, { 'anthropic-version': '2023-06-01' });
+    expect(response.status).toBe(200);
+    // The client is told in its protocol that the answer failed.
+    expect(await response.text()).toMatch(/error/);
+    await expect.poll(() => harness.store.countOpenHolds(accountId), { timeout: 10_000 }).toBe(0);
+    expect((await harness.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge')).toEqual([]);
+    expect((await harness.store.findAccount(accountId))!).toMatchObject({ balanceNanos: usdToNanos('10'), reservedNanos: 0n });
+  });
+});
+
 describe.each(engines)('a gateway killed while an accepted stream waits for its first text, on %s', (engine) => {
   it.each(routes.slice(0, 3))('bills the input from its checkpoint: $name', { timeout: 60_000 }, async (route) => {
     const database = await createTestDatabase(engine);

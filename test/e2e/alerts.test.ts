@@ -111,14 +111,14 @@ describe.each(engines)('alert webhooks on %s', (engine) => {
     expect(refused.status).toBe(403);
     for (const [body, param] of [
       [{ low_balance_threshold_usd: '0' }, undefined],
-      [{ low_balance_threshold_usd: '-2' }, undefined],
-      [{ low_balance_threshold_usd: '1.0000000001' }, undefined],
+      [{ low_balance_threshold_usd: '-2' }, 'low_balance_threshold_usd'],
+      [{ low_balance_threshold_usd: '1.0000000001' }, 'low_balance_threshold_usd'],
       [{ low_balance_threshold_usd: 5 }, 'low_balance_threshold_usd'],
       [{}, undefined],
     ] as const) {
       const answer = await call('PATCH', `/accounts/${id}`, operator, body);
       expect(answer.status, JSON.stringify(body)).toBe(400);
-      expect((answer.body.error as Record<string, unknown>).param).toBe(param);
+      expect((answer.body.error as Record<string, unknown>).param, JSON.stringify(body)).toBe(param);
     }
     const both = await call('PATCH', `/accounts/${id}`, operator, { name: `thresholds-renamed-${engine}`, low_balance_threshold_usd: '2.5' });
     expect(both.body).toMatchObject({ name: `thresholds-renamed-${engine}`, low_balance_threshold_usd: '2.5' });

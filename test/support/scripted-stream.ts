@@ -13,8 +13,12 @@ import type { Answer, ReceivedRequest } from './upstream-double.js';
 export interface StreamScript {
   /** Text deltas sent after the first event. */
   deltas: readonly string[];
-  /** After the deltas: hold the stream open (until the gateway hangs up), cut it, or finish it without usage. */
-  then: 'hold' | 'cut' | 'finish-without-usage';
+  /**
+   * After the deltas: hold the stream open (until the gateway hangs up), cut it, or finish it
+   * without usage; or, instead of any answer, refuse in the stream after the 200 (Chat and Messages
+   * only: an in-band error, as Anthropic sends `overloaded_error`), then end it.
+   */
+  then: 'hold' | 'cut' | 'finish-without-usage' | 'refuse';
 }
 
 const TOKENS_PER_REPLY = 3;
@@ -50,7 +54,8 @@ export function anthropicInputUsage(request: ReceivedRequest): { input_tokens: n
 /** Streams `script` in the wire format of the request's path. */
 export function scriptedStream(script: StreamScript): Answer {
   return async (request, response) => {
-    const events = request.path.endsWith('/responses') ? responsesEvents(script) : request.path.endsWith('/messages') ? messagesEvents(script, request) : chatEvents(script);
+    const events =
+      script.then === 'refuse' ? [inBandRefusal(request.path)] : request.path.endsWith('/responses') ? responsesEvents(script) : request.path.endsWith('/messages') ? messagesEvents(script, request) : chatEvents(script);
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     for (const event of events) {
       response.write(event);
@@ -58,7 +63,7 @@ export function scriptedStream(script: StreamScript): Answer {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     if (script.then === 'cut') response.destroy();
-    else if (script.then === 'finish-without-usage') response.end();
+    else if (script.then === 'finish-without-usage' || script.then === 'refuse') response.end();
     // 'hold': the stream stays open until the gateway closes the connection.
   };
 }
@@ -69,6 +74,12 @@ function chatEvents(script: StreamScript): string[] {
   const events = [chunk({ role: 'assistant', content: '' }), ...script.deltas.map((delta) => chunk({ content: delta }))];
   if (script.then === 'finish-without-usage') events.push(chunk({}, 'stop'), 'data: [DONE]\n\n');
   return events;
+}
+
+/** An error in the stream, in place of any answer: Anthropic's overloaded error, or OpenAI's in-band error object. */
+function inBandRefusal(path: string): string {
+  if (path.endsWith('/messages')) return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`;
+  return `data: ${JSON.stringify({ error: { message: 'The server is overloaded.', type: 'server_error', code: null } })}\n\n`;
 }
 
 /** A Messages stream: its `message_start` reports the input; 'finish-without-usage' is not one Anthropic sends. */

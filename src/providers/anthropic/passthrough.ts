@@ -76,7 +76,7 @@ class MessagesFramer implements PassthroughFramer {
     const events = translator.translate({ event, data });
     const error = events.find((candidate) => candidate.type === 'error');
     // Replaced by the gateway's own error event: the upstream's may name things the client must not see.
-    if (error !== undefined) return failureFrame({ message: this.#client.safeText(error.message) });
+    if (error !== undefined) return failureFrame({ message: this.#client.safeText(error.message), inBand: true });
     const parsed = parseJson(data);
     const type = parsed.ok && isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
     const sent = type === 'message_start' && parsed.ok ? renamed(data, parsed.value, this.#clientModel) : data;

@@ -128,7 +128,7 @@ class ChatFramer implements PassthroughFramer {
     if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream chunk that is not JSON.');
     const events = this.#reader.read(parsed.value);
     const error = events.find((candidate) => candidate.type === 'error');
-    if (error !== undefined) return failureFrame({ message: this.#redact(error.message) });
+    if (error !== undefined) return failureFrame({ message: this.#redact(error.message), inBand: true });
     if (this.#reader.finishReason === undefined && this.#parsed < MAX_PARSED) {
       this.#parsed += 1;
       this.#shape = ChunkShape.learn(data, parsed.value, events) ?? this.#shape;
