@@ -7,12 +7,12 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { ensureDemoAccount } from '../admin/demo.js';
 import { loadConfig } from '../config/load.js';
-import { ENV } from '../config/env.js';
+import { ENV, type Env } from '../config/env.js';
 import { openStore } from '../store/open-store.js';
 import { runPrimary } from './cluster-primary.js';
 import { tracingSettings } from './tracing.js';
 import { acceptLocalLimitsFrom, guardInstance, instanceIdFor } from './instance-guard.js';
-import { createLogger, databaseUrl, listenAddress, startServerProcess, type Env } from './server-process.js';
+import { createLogger, databaseUrl, listenAddress, startServerProcess } from './server-process.js';
 
 export interface ServeOptions {
   /** A whole number, or `auto` for one per CPU. */
