@@ -5,7 +5,7 @@ import { createAccount, creditAccount, debitAccount, listAccounts, renameAccount
 import { accountView } from '../admin/views.js';
 import { formatUsd } from '../billing/money.js';
 import type { AccountRecord } from '../store/store.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 import { formatTable, formatTimestamp } from './table.js';
 
 export function registerAccountCommands(program: Command, context: CommandContext): void {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { ADMIN_ROLES, createAdminToken, listAdminTokens, setAdminTokenDisabled } from '../admin/admin-tokens.js';
 import { adminTokenView } from '../admin/views.js';
 import type { AdminTokenRecord } from '../store/store.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 import { formatTable, formatTimestamp } from './table.js';
 
 export function registerAdminTokenCommands(program: Command, context: CommandContext): void {

@@ -23,7 +23,7 @@ import { AdminError } from '../admin/admin-error.js';
 import { keyDetailsView, keyView } from '../admin/views.js';
 import { formatUsd } from '../billing/money.js';
 import type { ApiKeyRecord } from '../store/store.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 import { formatTable, formatTimestamp } from './table.js';
 
 interface SettingsOptions {

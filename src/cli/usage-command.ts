@@ -5,7 +5,7 @@ import { USAGE_GROUPINGS, usageReport, type UsageTotals } from '../admin/usage.j
 import { usageCsv, usageReportView } from '../admin/views.js';
 import { formatUsd } from '../billing/money.js';
 import type { UsageGrouping } from '../store/store.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 import { formatTable } from './table.js';
 
 interface UsageOptions {
