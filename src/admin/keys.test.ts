@@ -7,7 +7,8 @@ import { openStore } from '../store/open-store.js';
 import type { AccountRecord, ApiKeyRecord, Store } from '../store/store.js';
 import { createAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
-import { createKey, keyStatus, listKeys, setKeyDisabled } from './keys.js';
+import { keyStatus } from './key-status.js';
+import { createKey, listKeys, setKeyDisabled } from './keys.js';
 
 let directory: string;
 let store: Store;

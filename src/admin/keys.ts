@@ -7,16 +7,16 @@
  */
 import { displayPrefix, generateKeySecret, hashKeySecret, newId } from '../auth/key-secret.js';
 import { BUDGET_PERIODS, budgetPeriodEnd, budgetWindow } from '../billing/key-budget.js';
-import type { ApiKeyRecord, BudgetPeriod, BudgetWindow, KeyBudget, KeyChanges, KeyCursor, KeyStatus, Page, Store } from '../store/store.js';
+import type { ApiKeyRecord, BudgetPeriod, KeyBudget, KeyChanges, KeyCursor, KeyStatus, Page, Store } from '../store/store.js';
 import { requireAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
 import { auditDraft, CLI_ACTOR, type Actor } from './audit.js';
 import { parseUsdAmount, requirePositiveInteger, requireValidDate } from './input.js';
+import type { KeyBudgetUsage, KeyDetails } from './results.js';
 import { keyView } from './views.js';
 
 const KEY_ID_PREFIX = 'key';
 const MAX_NAME_LENGTH = 100;
-export const KEY_STATUSES: readonly KeyStatus[] = ['active', 'disabled', 'expired', 'deleted'];
 
 /** A budget as operators write it: a USD amount and a period. */
 export interface KeyBudgetInput {
@@ -48,23 +48,6 @@ export interface CreatedKey {
   key: ApiKeyRecord;
   /** The whole secret. It is not stored anywhere: show it once, then drop it. */
   secret: string;
-}
-
-/** A key's budget in its current period. */
-export interface KeyBudgetUsage {
-  window: BudgetWindow;
-  /** When the next period starts (null for a total budget, which never resets). */
-  endsAt: Date | null;
-  spentNanos: bigint;
-  reservedNanos: bigint;
-  /** The limit less spent and reserved, never below zero. */
-  remainingNanos: bigint;
-}
-
-export interface KeyDetails {
-  key: ApiKeyRecord;
-  /** Present when the key has a budget. */
-  budgetUsage?: KeyBudgetUsage;
 }
 
 export async function createKey(store: Store, input: NewKeyInput, actor: Actor = CLI_ACTOR): Promise<CreatedKey> {
@@ -168,20 +151,6 @@ export async function deleteKey(store: Store, keyRef: string, actor: Actor = CLI
   const before = await requireLiveKey(store, keyRef);
   if (!(await store.deleteKey(before.id, auditDraft(actor, 'key.delete', auditView)))) throw await deletedMeanwhile(store, keyRef);
   return requireKey(store, before.id);
-}
-
-/** What a key is at `now`: deleted wins over disabled, disabled over expired. */
-export function keyStatus(key: ApiKeyRecord, now: Date = new Date()): KeyStatus {
-  if (key.deletedAt !== undefined) return 'deleted';
-  if (key.disabled) return 'disabled';
-  if (key.expiresAt !== null && key.expiresAt.getTime() <= now.getTime()) return 'expired';
-  return 'active';
-}
-
-export function parseKeyStatus(value: string): KeyStatus {
-  const status = KEY_STATUSES.find((candidate) => candidate === value.trim());
-  if (status === undefined) throw new AdminError('invalid_input', `status must be one of ${KEY_STATUSES.join(', ')} (got ${JSON.stringify(value)})`);
-  return status;
 }
 
 /** The key with this id or display prefix, deleted or not. */

@@ -8,17 +8,15 @@ import {
   createKey,
   deleteKey,
   getKey,
-  keyStatus,
-  KEY_STATUSES,
   listKeys,
-  parseKeyStatus,
   rotateKey,
   setKeyDisabled,
   updateKey,
   type KeyBudgetInput,
-  type KeyDetails,
   type KeyUpdateInput,
 } from '../admin/keys.js';
+import { keyStatus, KEY_STATUSES, parseKeyStatus } from '../admin/key-status.js';
+import type { KeyDetails } from '../admin/results.js';
 import { AdminError } from '../admin/admin-error.js';
 import { keyDetailsView, keyView } from '../admin/views.js';
 import { formatUsd } from '../billing/money.js';
