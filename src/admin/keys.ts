@@ -10,7 +10,7 @@ import { BUDGET_PERIODS, budgetPeriodEnd, budgetWindow } from '../billing/key-bu
 import type { ApiKeyRecord, BudgetPeriod, KeyBudget, KeyChanges, KeyCursor, KeyStatus, Page, Store } from '../store/store.js';
 import { requireAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
-import { auditDraft, CLI_ACTOR, type Actor } from './audit.js';
+import { auditDraft, type Actor } from './audit.js';
 import { parseUsdAmount, requirePositiveInteger, requireValidDate } from './input.js';
 import type { KeyBudgetUsage, KeyDetails } from './results.js';
 import { keyView } from './views.js';
@@ -50,7 +50,7 @@ export interface CreatedKey {
   secret: string;
 }
 
-export async function createKey(store: Store, input: NewKeyInput, actor: Actor = CLI_ACTOR): Promise<CreatedKey> {
+export async function createKey(store: Store, input: NewKeyInput, actor: Actor): Promise<CreatedKey> {
   const name = validateKeyName(input.name ?? null);
   const models = validateModels(input.models ?? null);
   const requestsPerWindow = optional(input.requestsPerWindow, (value) => requirePositiveInteger(value, 'requests per window'));
@@ -108,7 +108,7 @@ export async function getKey(store: Store, keyRef: string, now: Date = new Date(
 }
 
 /** Changes a key's name, models, limits, expiry or budget; refuses an empty change. */
-export async function updateKey(store: Store, keyRef: string, input: KeyUpdateInput, actor: Actor = CLI_ACTOR, now: Date = new Date()): Promise<ApiKeyRecord> {
+export async function updateKey(store: Store, keyRef: string, input: KeyUpdateInput, actor: Actor, now: Date = new Date()): Promise<ApiKeyRecord> {
   const changes: KeyChanges = {};
   if (input.name !== undefined) changes.name = validateKeyName(input.name);
   if (input.models !== undefined) changes.models = validateModels(input.models);
@@ -128,7 +128,7 @@ export async function updateKey(store: Store, keyRef: string, input: KeyUpdateIn
 }
 
 /** A disabled key is refused (401) by every instance within a second. */
-export async function setKeyDisabled(store: Store, keyRef: string, disabled: boolean, actor: Actor = CLI_ACTOR): Promise<ApiKeyRecord> {
+export async function setKeyDisabled(store: Store, keyRef: string, disabled: boolean, actor: Actor): Promise<ApiKeyRecord> {
   const before = await requireLiveKey(store, keyRef);
   if (!(await store.setKeyDisabled(before.id, disabled, auditDraft(actor, disabled ? 'key.disable' : 'key.enable', auditView)))) {
     throw await deletedMeanwhile(store, keyRef);
@@ -137,7 +137,7 @@ export async function setKeyDisabled(store: Store, keyRef: string, disabled: boo
 }
 
 /** A new secret for the key, returned once; the old one is refused from then on, everywhere. */
-export async function rotateKey(store: Store, keyRef: string, actor: Actor = CLI_ACTOR): Promise<CreatedKey> {
+export async function rotateKey(store: Store, keyRef: string, actor: Actor): Promise<CreatedKey> {
   const before = await requireLiveKey(store, keyRef);
   const secret = generateKeySecret();
   if (!(await store.rotateKey(before.id, { prefix: displayPrefix(secret), hash: hashKeySecret(secret) }, auditDraft(actor, 'key.rotate', auditView)))) {
@@ -147,7 +147,7 @@ export async function rotateKey(store: Store, keyRef: string, actor: Actor = CLI
 }
 
 /** Deletes a key: refused from then on, kept with its ledger history (and shown with status `deleted`). */
-export async function deleteKey(store: Store, keyRef: string, actor: Actor = CLI_ACTOR): Promise<ApiKeyRecord> {
+export async function deleteKey(store: Store, keyRef: string, actor: Actor): Promise<ApiKeyRecord> {
   const before = await requireLiveKey(store, keyRef);
   if (!(await store.deleteKey(before.id, auditDraft(actor, 'key.delete', auditView)))) throw await deletedMeanwhile(store, keyRef);
   return requireKey(store, before.id);

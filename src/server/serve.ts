@@ -5,6 +5,7 @@
  */
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
+import { CLI_ACTOR } from '../admin/audit.js';
 import { ensureDemoAccount } from '../admin/demo.js';
 import { loadConfig } from '../config/load.js';
 import { ENV, type Env } from '../config/env.js';
@@ -49,7 +50,8 @@ export async function runServe(options: ServeOptions, env: Env = process.env): P
     walCheckpoints: 'thread',
     onCheckpointError: (error) => logger.warn({ err: error }, 'the WAL checkpoint thread stopped; commits checkpoint SQLite again (past 10,000 pages)'),
   });
-  const demo = wantsDemoAccount(options, env) ? (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }))?.secret : undefined;
+  // `tollgate serve` is a command of whoever holds the database URL: its demo account is audited as the CLI's.
+  const demo = wantsDemoAccount(options, env) ? (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }, CLI_ACTOR))?.secret : undefined;
   const { host, port } = listenAddress(env);
   // Several instances without a shared limit store would each admit a full window: refuse that.
   const heartbeat = await guardInstance(

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { adminClient, allPages, type AdminCall } from '../support/admin-client.js';
 import { engines } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -21,7 +22,7 @@ describe.each(engines)('admin API on %s', (engine) => {
     harness = await startHarness({ engine });
     call = adminClient(harness.baseUrl);
     for (const role of ['owner', 'operator', 'viewer'] as const) {
-      const created = await createAdminToken(harness.store, { role, name: `${role} of the tests` });
+      const created = await createAdminToken(harness.store, { role, name: `${role} of the tests` }, CLI_ACTOR);
       tokens[role] = created.secret;
       ids[role] = created.token.id;
     }
