@@ -1,8 +1,8 @@
 /**
  * What the admin services hand back beyond the store's records: a key with what its budget has
  * left (keys.ts) and a usage report (usage.ts). Types only, so that views.ts can shape them
- * without importing the services, which import views.ts for their audit rows (docs/architecture.md,
- * import direction: no cycles).
+ * without importing the services, which import views.ts for their audit rows (no import cycles:
+ * docs/architecture.md, Import direction).
  */
 import type { ApiKeyRecord, BudgetWindow, UsageGrouping, UsageGroupRow } from '../store/store.js';
 
