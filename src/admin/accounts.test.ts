@@ -6,6 +6,7 @@ import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { createAccount, creditAccount, listAccounts, requireAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
+import { CLI_ACTOR } from './audit.js';
 
 let directory: string;
 let store: Store;
@@ -31,7 +32,7 @@ async function rejection(promise: Promise<unknown>): Promise<AdminError> {
 
 describe('createAccount', () => {
   it('creates an account with an exact opening balance and an acct_ id', async () => {
-    const account = await createAccount(store, { name: ' acme ', balanceUsd: '12.345678901' });
+    const account = await createAccount(store, { name: ' acme ', balanceUsd: '12.345678901' }, CLI_ACTOR);
     expect(account.id).toMatch(/^acct_[0-9A-Za-z]{20}$/);
     expect(account.name).toBe('acme');
     expect(account.balanceNanos).toBe(12_345_678_901n);
@@ -40,25 +41,25 @@ describe('createAccount', () => {
   });
 
   it('opens with a zero balance when none is given', async () => {
-    expect((await createAccount(store, { name: 'zero' })).balanceNanos).toBe(0n);
+    expect((await createAccount(store, { name: 'zero' }, CLI_ACTOR)).balanceNanos).toBe(0n);
   });
 
   it('refuses a taken name as a conflict', async () => {
-    await createAccount(store, { name: 'acme' });
-    const error = await rejection(createAccount(store, { name: 'acme' }));
+    await createAccount(store, { name: 'acme' }, CLI_ACTOR);
+    const error = await rejection(createAccount(store, { name: 'acme' }, CLI_ACTOR));
     expect(error.kind).toBe('conflict');
     expect(error.message).toBe('an account named "acme" already exists');
     expect(await listAccounts(store)).toHaveLength(1);
   });
 
   it('reports a conflict also when another process inserts the name after our check', async () => {
-    await createAccount(store, { name: 'acme' });
+    await createAccount(store, { name: 'acme' }, CLI_ACTOR);
     // The store as a racing process sees it: the name was free when looked up, taken at insert.
     const racing = new Proxy(store, {
       get: (target, property) =>
         property === 'findAccount' ? async () => undefined : (Reflect.get(target, property) as unknown),
     });
-    const error = await rejection(createAccount(racing, { name: 'acme' }));
+    const error = await rejection(createAccount(racing, { name: 'acme' }, CLI_ACTOR));
     expect(error.kind).toBe('conflict');
   });
 
@@ -69,13 +70,13 @@ describe('createAccount', () => {
     ['bad\nname', /control characters/],
     ['acct_lookalike', /must not start with "acct_"/],
   ])('refuses the name %j', async (name, message) => {
-    const error = await rejection(createAccount(store, { name }));
+    const error = await rejection(createAccount(store, { name }, CLI_ACTOR));
     expect(error.kind).toBe('invalid_input');
     expect(error.message).toMatch(message);
   });
 
   it.each(['-1', 'abc', '0.0000000001'])('refuses the balance %j and creates nothing', async (balanceUsd) => {
-    const error = await rejection(createAccount(store, { name: 'acme', balanceUsd }));
+    const error = await rejection(createAccount(store, { name: 'acme', balanceUsd }, CLI_ACTOR));
     expect(error.message).toMatch(/^balance must be a non-negative USD amount/);
     expect(await listAccounts(store)).toEqual([]);
   });
@@ -83,9 +84,9 @@ describe('createAccount', () => {
 
 describe('creditAccount', () => {
   it('adds to the balance through the ledger, found by name or id', async () => {
-    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
-    expect((await creditAccount(store, 'acme', '2.5')).balanceNanos).toBe(3_500_000_000n);
-    expect((await creditAccount(store, account.id, '0.000000001', 'promo')).balanceNanos).toBe(3_500_000_001n);
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' }, CLI_ACTOR);
+    expect((await creditAccount(store, 'acme', '2.5', null, CLI_ACTOR)).balanceNanos).toBe(3_500_000_000n);
+    expect((await creditAccount(store, account.id, '0.000000001', 'promo', CLI_ACTOR)).balanceNanos).toBe(3_500_000_001n);
     const credits = (await store.listLedger(account.id)).filter((entry) => entry.kind === 'credit');
     expect(credits.map((entry) => [entry.amountNanos, entry.note])).toEqual(
       expect.arrayContaining([
@@ -96,14 +97,14 @@ describe('creditAccount', () => {
   });
 
   it('refuses an unknown account', async () => {
-    const error = await rejection(creditAccount(store, 'nobody', '1'));
+    const error = await rejection(creditAccount(store, 'nobody', '1', null, CLI_ACTOR));
     expect(error.kind).toBe('not_found');
     expect(error.message).toBe('no account with id or name "nobody"');
   });
 
   it.each(['0', '-1', 'abc', '1.0000000001', ''])('refuses the amount %j and leaves the balance alone', async (amount) => {
-    await createAccount(store, { name: 'acme', balanceUsd: '1' });
-    const error = await rejection(creditAccount(store, 'acme', amount));
+    await createAccount(store, { name: 'acme', balanceUsd: '1' }, CLI_ACTOR);
+    const error = await rejection(creditAccount(store, 'acme', amount, null, CLI_ACTOR));
     expect(error.kind).toBe('invalid_input');
     expect(error.message).toMatch(/^amount must be/);
     expect((await requireAccount(store, 'acme')).balanceNanos).toBe(1_000_000_000n);
@@ -112,8 +113,8 @@ describe('creditAccount', () => {
 
 describe('listAccounts and requireAccount', () => {
   it('lists every account', async () => {
-    await createAccount(store, { name: 'a' });
-    await createAccount(store, { name: 'b' });
+    await createAccount(store, { name: 'a' }, CLI_ACTOR);
+    await createAccount(store, { name: 'b' }, CLI_ACTOR);
     expect((await listAccounts(store)).map((account) => account.name).sort()).toEqual(['a', 'b']);
   });
 

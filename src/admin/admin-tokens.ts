@@ -6,7 +6,7 @@
 import { ADMIN_TOKEN_PREFIX, displayPrefix, generateKeySecret, hashesEqual, hashKeySecret, newId } from '../auth/key-secret.js';
 import type { AdminRole, AdminTokenRecord, Store } from '../store/store.js';
 import { AdminError } from './admin-error.js';
-import { auditDraft, CLI_ACTOR, type Actor } from './audit.js';
+import { auditDraft, type Actor } from './audit.js';
 import { adminTokenView } from './views.js';
 
 export const ADMIN_ROLES: readonly AdminRole[] = ['owner', 'operator', 'viewer'];
@@ -23,7 +23,7 @@ export function parseAdminRole(value: string): AdminRole {
 export async function createAdminToken(
   store: Store,
   input: { role: string; name?: string | null },
-  actor: Actor = CLI_ACTOR,
+  actor: Actor,
 ): Promise<{ token: AdminTokenRecord; secret: string }> {
   const role = parseAdminRole(input.role);
   const name = input.name === undefined || input.name === null ? null : input.name.trim();
@@ -62,7 +62,7 @@ export async function requireAdminToken(store: Store, reference: string): Promis
   return token;
 }
 
-export async function setAdminTokenDisabled(store: Store, reference: string, disabled: boolean, actor: Actor = CLI_ACTOR): Promise<AdminTokenRecord> {
+export async function setAdminTokenDisabled(store: Store, reference: string, disabled: boolean, actor: Actor): Promise<AdminTokenRecord> {
   const before = await requireAdminToken(store, reference);
   await store.setAdminTokenDisabled(before.id, disabled, auditDraft(actor, disabled ? 'admin_token.disable' : 'admin_token.enable', adminTokenView));
   return requireAdminToken(store, before.id);

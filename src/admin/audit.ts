@@ -5,11 +5,17 @@
  */
 import type { AuditDraft, AuditEntry, Page, Store } from '../store/store.js';
 
-/** Who makes a change: an admin token (HTTP), or null for the CLI (whoever holds the database URL). */
+/**
+ * Who makes a change: an admin token (the admin API, with the token as bearer or through its
+ * console session), or null for the CLI (whoever holds the database URL). Every service that
+ * audits a change takes its actor as a required parameter, never a default, so a caller that
+ * forgets it does not compile instead of being recorded as the CLI (docs/architecture.md, The audit log).
+ */
 export interface Actor {
   adminTokenId: string | null;
 }
 
+/** The CLI's actor: passed explicitly by `tollgate` commands (and `tollgate serve`'s demo account). */
 export const CLI_ACTOR: Actor = Object.freeze({ adminTokenId: null });
 
 /** The audit row of one change by `actor`, its record shown through `view` before and after. */

@@ -6,6 +6,7 @@ import { hashKeySecret } from '../auth/key-secret.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { createAccount } from './accounts.js';
+import { CLI_ACTOR } from './audit.js';
 import { DEMO_ACCOUNT_NAME, ensureDemoAccount } from './demo.js';
 
 let directory: string;
@@ -23,7 +24,7 @@ afterEach(async () => {
 
 describe('ensureDemoAccount', () => {
   it('on an empty database creates the demo account with its balance and a working key', async () => {
-    const demo = await ensureDemoAccount(store, { balanceUsd: '5' });
+    const demo = await ensureDemoAccount(store, { balanceUsd: '5' }, CLI_ACTOR);
     expect(demo).not.toBeNull();
     const found = await store.findKeyByHash(hashKeySecret(demo?.secret ?? ''));
     expect(found?.account).toMatchObject({ id: demo?.accountId, name: DEMO_ACCOUNT_NAME, balanceNanos: 5_000_000_000n });
@@ -31,15 +32,15 @@ describe('ensureDemoAccount', () => {
   });
 
   it('never creates it twice', async () => {
-    expect(await ensureDemoAccount(store, { balanceUsd: '5' })).not.toBeNull();
-    expect(await ensureDemoAccount(store, { balanceUsd: '5' })).toBeNull();
+    expect(await ensureDemoAccount(store, { balanceUsd: '5' }, CLI_ACTOR)).not.toBeNull();
+    expect(await ensureDemoAccount(store, { balanceUsd: '5' }, CLI_ACTOR)).toBeNull();
     expect(await store.listAccounts()).toHaveLength(1);
     expect(await store.listKeys()).toHaveLength(1);
   });
 
   it('does nothing on a database that already has accounts', async () => {
-    await createAccount(store, { name: 'acme' });
-    expect(await ensureDemoAccount(store, { balanceUsd: '5' })).toBeNull();
+    await createAccount(store, { name: 'acme' }, CLI_ACTOR);
+    expect(await ensureDemoAccount(store, { balanceUsd: '5' }, CLI_ACTOR)).toBeNull();
     expect((await store.listAccounts()).map((account) => account.name)).toEqual(['acme']);
   });
 
@@ -48,7 +49,7 @@ describe('ensureDemoAccount', () => {
     // free), and our insert then meets the unique account name. Several connections to one file
     // inside one thread cannot model this (better-sqlite3 blocks the thread on the lock), so
     // the stale reads are replayed on the real store.
-    const winner = await ensureDemoAccount(store, { balanceUsd: '5' });
+    const winner = await ensureDemoAccount(store, { balanceUsd: '5' }, CLI_ACTOR);
     const stale = new Proxy(store, {
       get: (target, property) => {
         if (property === 'listAccounts') return async () => [];
@@ -56,7 +57,7 @@ describe('ensureDemoAccount', () => {
         return Reflect.get(target, property) as unknown;
       },
     });
-    expect(await ensureDemoAccount(stale, { balanceUsd: '5' })).toBeNull();
+    expect(await ensureDemoAccount(stale, { balanceUsd: '5' }, CLI_ACTOR)).toBeNull();
     expect((await store.listAccounts()).map((account) => account.id)).toEqual([winner?.accountId]);
     expect(await store.listKeys()).toHaveLength(1);
   });

@@ -5,6 +5,7 @@
 import type { Store } from '../store/store.js';
 import { createAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
+import type { Actor } from './audit.js';
 import { createKey } from './keys.js';
 
 export const DEMO_ACCOUNT_NAME = 'demo';
@@ -20,15 +21,15 @@ export interface DemoAccount {
  * Safe when several processes start at once: the unique account name lets exactly one insert win,
  * and the others see the conflict and return null.
  */
-export async function ensureDemoAccount(store: Store, options: { balanceUsd: string }): Promise<DemoAccount | null> {
+export async function ensureDemoAccount(store: Store, options: { balanceUsd: string }, actor: Actor): Promise<DemoAccount | null> {
   if ((await store.listAccounts()).length > 0) return null;
   let accountId: string;
   try {
-    accountId = (await createAccount(store, { name: DEMO_ACCOUNT_NAME, balanceUsd: options.balanceUsd })).id;
+    accountId = (await createAccount(store, { name: DEMO_ACCOUNT_NAME, balanceUsd: options.balanceUsd }, actor)).id;
   } catch (error) {
     if (error instanceof AdminError && error.kind === 'conflict') return null;
     throw error;
   }
-  const { secret } = await createKey(store, { accountRef: accountId, name: DEMO_ACCOUNT_NAME });
+  const { secret } = await createKey(store, { accountRef: accountId, name: DEMO_ACCOUNT_NAME }, actor);
   return { accountId, secret };
 }

@@ -7,7 +7,9 @@ import { openStore } from '../store/open-store.js';
 import type { AccountRecord, ApiKeyRecord, Store } from '../store/store.js';
 import { createAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
-import { createKey, keyStatus, listKeys, setKeyDisabled } from './keys.js';
+import { CLI_ACTOR } from './audit.js';
+import { keyStatus } from './key-status.js';
+import { createKey, listKeys, setKeyDisabled } from './keys.js';
 
 let directory: string;
 let store: Store;
@@ -16,7 +18,7 @@ let account: AccountRecord;
 beforeEach(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-admin-keys-'));
   store = await openStore(`sqlite:${join(directory, 'tollgate.db')}`, { migrate: true });
-  account = await createAccount(store, { name: 'acme', balanceUsd: '5' });
+  account = await createAccount(store, { name: 'acme', balanceUsd: '5' }, CLI_ACTOR);
 });
 
 afterEach(async () => {
@@ -35,7 +37,7 @@ async function rejection(promise: Promise<unknown>): Promise<AdminError> {
 
 describe('createKey', () => {
   it('stores only the hash and prefix of a fresh secret that then authenticates', async () => {
-    const { key, secret } = await createKey(store, { accountRef: 'acme' });
+    const { key, secret } = await createKey(store, { accountRef: 'acme' }, CLI_ACTOR);
     expect(secret).toMatch(/^sk-tg-[0-9A-Za-z]{40}$/);
     expect(key.id).toMatch(/^key_[0-9A-Za-z]{20}$/);
     expect(key.prefix).toBe(secret.slice(0, 12));
@@ -56,14 +58,14 @@ describe('createKey', () => {
       requestsPerWindow: 10,
       tokensPerMinute: 5000,
       expiresAt,
-    });
+    }, CLI_ACTOR);
     expect(key).toMatchObject({ name: 'ci', models: ['model-5.6', 'model-5.6-mini'], requestsPerWindow: 10, tokensPerMinute: 5000, expiresAt });
     expect(await store.findKey(key.id)).toEqual(key);
   });
 
   it('gives every key a different secret', async () => {
-    const first = await createKey(store, { accountRef: 'acme' });
-    const second = await createKey(store, { accountRef: 'acme' });
+    const first = await createKey(store, { accountRef: 'acme' }, CLI_ACTOR);
+    const second = await createKey(store, { accountRef: 'acme' }, CLI_ACTOR);
     expect(first.secret).not.toBe(second.secret);
     expect(first.key.id).not.toBe(second.key.id);
   });
@@ -79,7 +81,7 @@ describe('createKey', () => {
     [{ accountRef: 'acme', expiresAt: new Date(Number.NaN) }, 'invalid_input', /expiry is not a valid date/],
     [{ accountRef: 'acme', name: 'x'.repeat(101) }, 'invalid_input', /key name must be at most 100/],
   ])('refuses %o and stores nothing', async (input, kind, message) => {
-    const error = await rejection(createKey(store, input));
+    const error = await rejection(createKey(store, input, CLI_ACTOR));
     expect(error.kind).toBe(kind);
     expect(error.message).toMatch(message);
     expect(await store.listKeys()).toEqual([]);
@@ -88,9 +90,9 @@ describe('createKey', () => {
 
 describe('listKeys', () => {
   it('lists all keys or one account’s, by id or name', async () => {
-    const other = await createAccount(store, { name: 'other' });
-    const mine = await createKey(store, { accountRef: 'acme' });
-    const theirs = await createKey(store, { accountRef: other.id });
+    const other = await createAccount(store, { name: 'other' }, CLI_ACTOR);
+    const mine = await createKey(store, { accountRef: 'acme' }, CLI_ACTOR);
+    const theirs = await createKey(store, { accountRef: other.id }, CLI_ACTOR);
     expect((await listKeys(store)).map((key) => key.id).sort()).toEqual([mine.key.id, theirs.key.id].sort());
     expect((await listKeys(store, { accountRef: 'acme' })).map((key) => key.id)).toEqual([mine.key.id]);
     expect((await listKeys(store, { accountRef: other.id })).map((key) => key.id)).toEqual([theirs.key.id]);
@@ -103,22 +105,22 @@ describe('listKeys', () => {
 
 describe('setKeyDisabled', () => {
   it('disables and enables by id or prefix, and the store agrees', async () => {
-    const { key, secret } = await createKey(store, { accountRef: 'acme' });
-    expect((await setKeyDisabled(store, key.prefix, true)).disabled).toBe(true);
+    const { key, secret } = await createKey(store, { accountRef: 'acme' }, CLI_ACTOR);
+    expect((await setKeyDisabled(store, key.prefix, true, CLI_ACTOR)).disabled).toBe(true);
     expect((await store.findKeyByHash(hashKeySecret(secret)))?.key.disabled).toBe(true);
-    expect((await setKeyDisabled(store, key.id, false)).disabled).toBe(false);
+    expect((await setKeyDisabled(store, key.id, false, CLI_ACTOR)).disabled).toBe(false);
     expect((await store.findKey(key.id))?.disabled).toBe(false);
   });
 
   it('bumps the revision so caches notice', async () => {
-    const { key } = await createKey(store, { accountRef: 'acme' });
+    const { key } = await createKey(store, { accountRef: 'acme' }, CLI_ACTOR);
     const before = await store.revision();
-    await setKeyDisabled(store, key.id, true);
+    await setKeyDisabled(store, key.id, true, CLI_ACTOR);
     expect(await store.revision()).toBeGreaterThan(before);
   });
 
   it.each(['key_unknown', 'sk-tg-nothing', ''])('refuses the unknown key %j', async (reference) => {
-    const error = await rejection(setKeyDisabled(store, reference, true));
+    const error = await rejection(setKeyDisabled(store, reference, true, CLI_ACTOR));
     expect(error.kind).toBe('not_found');
     expect(error.message).toBe(`no key with id or prefix ${JSON.stringify(reference)}`);
   });

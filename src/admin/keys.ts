@@ -7,16 +7,16 @@
  */
 import { displayPrefix, generateKeySecret, hashKeySecret, newId } from '../auth/key-secret.js';
 import { BUDGET_PERIODS, budgetPeriodEnd, budgetWindow } from '../billing/key-budget.js';
-import type { ApiKeyRecord, BudgetPeriod, BudgetWindow, KeyBudget, KeyChanges, KeyCursor, KeyStatus, Page, Store } from '../store/store.js';
+import type { ApiKeyRecord, BudgetPeriod, KeyBudget, KeyChanges, KeyCursor, KeyStatus, Page, Store } from '../store/store.js';
 import { requireAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
-import { auditDraft, CLI_ACTOR, type Actor } from './audit.js';
+import { auditDraft, type Actor } from './audit.js';
 import { parseUsdAmount, requirePositiveInteger, requireValidDate } from './input.js';
+import type { KeyBudgetUsage, KeyDetails } from './results.js';
 import { keyView } from './views.js';
 
 const KEY_ID_PREFIX = 'key';
 const MAX_NAME_LENGTH = 100;
-export const KEY_STATUSES: readonly KeyStatus[] = ['active', 'disabled', 'expired', 'deleted'];
 
 /** A budget as operators write it: a USD amount and a period. */
 export interface KeyBudgetInput {
@@ -50,24 +50,7 @@ export interface CreatedKey {
   secret: string;
 }
 
-/** A key's budget in its current period. */
-export interface KeyBudgetUsage {
-  window: BudgetWindow;
-  /** When the next period starts (null for a total budget, which never resets). */
-  endsAt: Date | null;
-  spentNanos: bigint;
-  reservedNanos: bigint;
-  /** The limit less spent and reserved, never below zero. */
-  remainingNanos: bigint;
-}
-
-export interface KeyDetails {
-  key: ApiKeyRecord;
-  /** Present when the key has a budget. */
-  budgetUsage?: KeyBudgetUsage;
-}
-
-export async function createKey(store: Store, input: NewKeyInput, actor: Actor = CLI_ACTOR): Promise<CreatedKey> {
+export async function createKey(store: Store, input: NewKeyInput, actor: Actor): Promise<CreatedKey> {
   const name = validateKeyName(input.name ?? null);
   const models = validateModels(input.models ?? null);
   const requestsPerWindow = optional(input.requestsPerWindow, (value) => requirePositiveInteger(value, 'requests per window'));
@@ -125,7 +108,7 @@ export async function getKey(store: Store, keyRef: string, now: Date = new Date(
 }
 
 /** Changes a key's name, models, limits, expiry or budget; refuses an empty change. */
-export async function updateKey(store: Store, keyRef: string, input: KeyUpdateInput, actor: Actor = CLI_ACTOR, now: Date = new Date()): Promise<ApiKeyRecord> {
+export async function updateKey(store: Store, keyRef: string, input: KeyUpdateInput, actor: Actor, now: Date = new Date()): Promise<ApiKeyRecord> {
   const changes: KeyChanges = {};
   if (input.name !== undefined) changes.name = validateKeyName(input.name);
   if (input.models !== undefined) changes.models = validateModels(input.models);
@@ -145,7 +128,7 @@ export async function updateKey(store: Store, keyRef: string, input: KeyUpdateIn
 }
 
 /** A disabled key is refused (401) by every instance within a second. */
-export async function setKeyDisabled(store: Store, keyRef: string, disabled: boolean, actor: Actor = CLI_ACTOR): Promise<ApiKeyRecord> {
+export async function setKeyDisabled(store: Store, keyRef: string, disabled: boolean, actor: Actor): Promise<ApiKeyRecord> {
   const before = await requireLiveKey(store, keyRef);
   if (!(await store.setKeyDisabled(before.id, disabled, auditDraft(actor, disabled ? 'key.disable' : 'key.enable', auditView)))) {
     throw await deletedMeanwhile(store, keyRef);
@@ -154,7 +137,7 @@ export async function setKeyDisabled(store: Store, keyRef: string, disabled: boo
 }
 
 /** A new secret for the key, returned once; the old one is refused from then on, everywhere. */
-export async function rotateKey(store: Store, keyRef: string, actor: Actor = CLI_ACTOR): Promise<CreatedKey> {
+export async function rotateKey(store: Store, keyRef: string, actor: Actor): Promise<CreatedKey> {
   const before = await requireLiveKey(store, keyRef);
   const secret = generateKeySecret();
   if (!(await store.rotateKey(before.id, { prefix: displayPrefix(secret), hash: hashKeySecret(secret) }, auditDraft(actor, 'key.rotate', auditView)))) {
@@ -164,24 +147,10 @@ export async function rotateKey(store: Store, keyRef: string, actor: Actor = CLI
 }
 
 /** Deletes a key: refused from then on, kept with its ledger history (and shown with status `deleted`). */
-export async function deleteKey(store: Store, keyRef: string, actor: Actor = CLI_ACTOR): Promise<ApiKeyRecord> {
+export async function deleteKey(store: Store, keyRef: string, actor: Actor): Promise<ApiKeyRecord> {
   const before = await requireLiveKey(store, keyRef);
   if (!(await store.deleteKey(before.id, auditDraft(actor, 'key.delete', auditView)))) throw await deletedMeanwhile(store, keyRef);
   return requireKey(store, before.id);
-}
-
-/** What a key is at `now`: deleted wins over disabled, disabled over expired. */
-export function keyStatus(key: ApiKeyRecord, now: Date = new Date()): KeyStatus {
-  if (key.deletedAt !== undefined) return 'deleted';
-  if (key.disabled) return 'disabled';
-  if (key.expiresAt !== null && key.expiresAt.getTime() <= now.getTime()) return 'expired';
-  return 'active';
-}
-
-export function parseKeyStatus(value: string): KeyStatus {
-  const status = KEY_STATUSES.find((candidate) => candidate === value.trim());
-  if (status === undefined) throw new AdminError('invalid_input', `status must be one of ${KEY_STATUSES.join(', ')} (got ${JSON.stringify(value)})`);
-  return status;
 }
 
 /** The key with this id or display prefix, deleted or not. */

@@ -6,6 +6,7 @@ import { openStore } from '../store/open-store.js';
 import type { Store, TokenCounts } from '../store/store.js';
 import { createAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
+import { CLI_ACTOR } from './audit.js';
 import { createKey } from './keys.js';
 import { usageReport } from './usage.js';
 
@@ -25,7 +26,7 @@ afterEach(async () => {
 
 /** Records one charge the way the gateway does: open a hold, settle it with the usage. */
 async function charge(accountName: string, model: string, costNanos: bigint, tokens: TokenCounts): Promise<void> {
-  const { key } = await createKey(store, { accountRef: accountName });
+  const { key } = await createKey(store, { accountRef: accountName }, CLI_ACTOR);
   chargeCount += 1;
   const holdId = `hold_${chargeCount}`;
   const requestId = `req_${chargeCount}`;
@@ -44,8 +45,8 @@ const tokens = (input: number, cached: number, output: number, reasoning: number
 
 describe('usageReport', () => {
   beforeEach(async () => {
-    await createAccount(store, { name: 'acme', balanceUsd: '10' });
-    await createAccount(store, { name: 'other', balanceUsd: '10' });
+    await createAccount(store, { name: 'acme', balanceUsd: '10' }, CLI_ACTOR);
+    await createAccount(store, { name: 'other', balanceUsd: '10' }, CLI_ACTOR);
     await charge('acme', 'model-5.6-mini', 1_000n, tokens(100, 10, 20, 0));
     await charge('acme', 'model-5.6', 250_000n, tokens(1000, 0, 500, 300));
     await charge('acme', 'model-5.6', 750_000n, tokens(2000, 100, 50, 30, 400));

@@ -8,6 +8,7 @@ import type { Store, UsageGrouping, UsageGroupRow } from '../store/store.js';
 import { requireAccount } from './accounts.js';
 import { requireValidDate } from './input.js';
 import { requireOrderedRange } from './request-log.js';
+import type { UsageReport, UsageReportRow, UsageTotals } from './results.js';
 
 export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['day', 'hour', 'model', 'key'];
 
@@ -24,24 +25,6 @@ export interface UsageFilter {
   by?: UsageGrouping;
   /** How `from` and `to` are called where they came from (`--since`, `--until` in the CLI). */
   names?: readonly [string, string];
-}
-
-export interface UsageReportRow extends UsageGroupRow {
-  /** Logged requests of the group that ended with an error code. */
-  errors: number;
-}
-
-export type UsageTotals = Omit<UsageReportRow, 'group'>;
-
-export interface UsageReport {
-  /** The resolved account id, or null for every account. */
-  accountId: string | null;
-  from: Date | null;
-  to: Date | null;
-  by: UsageGrouping;
-  /** One row per group with any charge or error, sorted by group (time order for day and hour). */
-  rows: UsageReportRow[];
-  total: UsageTotals;
 }
 
 export async function usageReport(store: Store, filter: UsageFilter = {}): Promise<UsageReport> {

@@ -6,8 +6,8 @@
 import { formatUsd } from '../billing/money.js';
 import { csvLine, toCsvValue } from './csv.js';
 import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, RequestLogRecord } from '../store/store.js';
-import { keyStatus, type KeyDetails } from './keys.js';
-import type { UsageReport, UsageReportRow, UsageTotals } from './usage.js';
+import { keyStatus } from './key-status.js';
+import type { KeyDetails, UsageReport, UsageReportRow, UsageTotals } from './results.js';
 import type { AccountView, KeyView, KeyDetailsView, UsageTotalsView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
 
 export type { AccountView, KeyView, KeyBudgetView, KeyBudgetUsageView, KeyDetailsView, UsageTotalsView, UsageRowView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../admin/accounts.js';
+import { CLI_ACTOR } from '../admin/audit.js';
 import { createKey, deleteKey, rotateKey, updateKey } from '../admin/keys.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -38,7 +39,7 @@ describe('Authenticator and key changes', () => {
   beforeEach(async () => {
     folder = mkdtempSync(join(tmpdir(), 'tollgate-auth-keys-'));
     store = await openStore(`sqlite:${join(folder, 'auth.db')}`);
-    await createAccount(store, { name: 'acme', balanceUsd: '1' });
+    await createAccount(store, { name: 'acme', balanceUsd: '1' }, CLI_ACTOR);
   });
   afterEach(async () => {
     await store.close();
@@ -47,12 +48,12 @@ describe('Authenticator and key changes', () => {
 
   it('refuses a deleted key, and the old secret of a rotated one, once the cache is told', async () => {
     const authenticator = new Authenticator({ store });
-    const kept = await createKey(store, { accountRef: 'acme' });
-    const gone = await createKey(store, { accountRef: 'acme' });
+    const kept = await createKey(store, { accountRef: 'acme' }, CLI_ACTOR);
+    const gone = await createKey(store, { accountRef: 'acme' }, CLI_ACTOR);
     expect(await authenticator.authenticate(`Bearer ${kept.secret}`)).not.toBeNull();
     expect(await authenticator.authenticate(`Bearer ${gone.secret}`)).not.toBeNull();
-    const rotated = await rotateKey(store, kept.key.id);
-    await deleteKey(store, gone.key.id);
+    const rotated = await rotateKey(store, kept.key.id, CLI_ACTOR);
+    await deleteKey(store, gone.key.id, CLI_ACTOR);
     authenticator.invalidate();
     expect(await authenticator.authenticate(`Bearer ${kept.secret}`)).toBeNull();
     expect((await authenticator.authenticate(`Bearer ${rotated.secret}`))?.key.id).toBe(kept.key.id);
@@ -62,19 +63,19 @@ describe('Authenticator and key changes', () => {
   it("answers an authenticated key's budget from its cache until a change empties it", async () => {
     const counting = countingFindKey(store);
     const authenticator = new Authenticator({ store: counting.store });
-    const { key, secret } = await createKey(store, { accountRef: 'acme', budget: { limitUsd: '2', period: 'week' } });
+    const { key, secret } = await createKey(store, { accountRef: 'acme', budget: { limitUsd: '2', period: 'week' } }, CLI_ACTOR);
     expect(await authenticator.authenticate(`Bearer ${secret}`)).not.toBeNull();
     expect(await authenticator.keyBudget(key.id)).toEqual({ limitNanos: 2_000_000_000n, period: 'week' });
     expect(counting.lookups()).toBe(0);
 
-    await updateKey(store, key.id, { budget: { limitUsd: '3', period: 'month' } });
+    await updateKey(store, key.id, { budget: { limitUsd: '3', period: 'month' } }, CLI_ACTOR);
     // Still the cached budget: the change has not been announced to this cache.
     expect((await authenticator.keyBudget(key.id))?.period).toBe('week');
     authenticator.invalidate();
     // Not cached any more: read from the store.
     expect(await authenticator.keyBudget(key.id)).toEqual({ limitNanos: 3_000_000_000n, period: 'month' });
     expect(counting.lookups()).toBe(1);
-    await updateKey(store, key.id, { budget: null });
+    await updateKey(store, key.id, { budget: null }, CLI_ACTOR);
     expect(await authenticator.keyBudget(key.id)).toBeUndefined();
   });
 });

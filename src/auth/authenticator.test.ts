@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../admin/accounts.js';
+import { CLI_ACTOR } from '../admin/audit.js';
 import { createKey, setKeyDisabled } from '../admin/keys.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -60,8 +61,8 @@ describe('Authenticator', () => {
   });
 
   it('accepts a live key, refuses malformed headers, unknown, disabled and expired keys', async () => {
-    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
-    const { key, secret } = await createKey(store, { accountRef: account.id, expiresAt: new Date(Date.now() + 60_000) });
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' }, CLI_ACTOR);
+    const { key, secret } = await createKey(store, { accountRef: account.id, expiresAt: new Date(Date.now() + 60_000) }, CLI_ACTOR);
     let now = Date.now();
     const authenticator = new Authenticator({ store, now: () => now });
     expect((await authenticator.authenticate(`Bearer ${secret}`))?.key.id).toBe(key.id);
@@ -71,26 +72,26 @@ describe('Authenticator', () => {
     now += 120_000;
     expect(await authenticator.authenticate(`Bearer ${secret}`)).toBeNull();
     now -= 120_000;
-    await setKeyDisabled(store, key.id, true);
+    await setKeyDisabled(store, key.id, true, CLI_ACTOR);
     authenticator.invalidate();
     expect(await authenticator.authenticate(`Bearer ${secret}`)).toBeNull();
   });
 
   it('a lookup that raced with an invalidation is not cached: a just-disabled key is refused next time', async () => {
-    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
-    const { key, secret } = await createKey(store, { accountRef: account.id });
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' }, CLI_ACTOR);
+    const { key, secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
     const authenticator = new Authenticator({ store: slowLookups(store, 100) });
     const first = authenticator.authenticate(`Bearer ${secret}`);
     await sleep(20);
-    await setKeyDisabled(store, key.id, true);
+    await setKeyDisabled(store, key.id, true, CLI_ACTOR);
     authenticator.invalidate();
     expect(await first).not.toBeNull(); // it started before the disable
     expect(await authenticator.authenticate(`Bearer ${secret}`)).toBeNull();
   });
 
   it('a flood of unknown tokens does not evict the keys that work', async () => {
-    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
-    const { secret } = await createKey(store, { accountRef: account.id });
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' }, CLI_ACTOR);
+    const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
     let lookups = 0;
     const counting = new Proxy(store, {
       get(target, property, receiver) {
@@ -141,7 +142,7 @@ describe('Authenticator', () => {
   });
 
   it('a key created in another process after its token was cached as unknown works once the change is seen', async () => {
-    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' }, CLI_ACTOR);
     const secret = generateKeySecret();
     const authenticator = new Authenticator({ store });
     await authenticator.checkRevision();
@@ -174,8 +175,8 @@ describe('Authenticator', () => {
   });
 
   it('asks its guard before every lookup and reports every failure, never for a cached usable key', async () => {
-    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
-    const { key, secret } = await createKey(store, { accountRef: account.id });
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' }, CLI_ACTOR);
+    const { key, secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
     const calls: string[] = [];
     const guard: LookupGuard = {
       beforeLookup: async () => {
@@ -195,7 +196,7 @@ describe('Authenticator', () => {
     expect(await authenticator.authenticate('Bearer sk-tg-nope', guard)).toBeNull();
     expect(calls).toEqual(['lookup', 'lookup', 'failed', 'failed']);
     // A disabled key: looked up once, then a cached failure without a lookup.
-    await setKeyDisabled(store, key.id, true);
+    await setKeyDisabled(store, key.id, true, CLI_ACTOR);
     authenticator.invalidate();
     expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).toBeNull();
     expect(await authenticator.authenticate(`Bearer ${secret}`, guard)).toBeNull();
@@ -213,8 +214,8 @@ describe('Authenticator', () => {
   });
 
   it('shares one lookup among requests that arrive together with a key not cached yet: one guard call, one query', async () => {
-    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' });
-    const { secret } = await createKey(store, { accountRef: account.id });
+    const account = await createAccount(store, { name: 'acme', balanceUsd: '1' }, CLI_ACTOR);
+    const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
     const counted = countingLookups(slowLookups(store, 50));
     const calls: string[] = [];
     const guard: LookupGuard = { beforeLookup: async () => void calls.push('lookup'), failed: async () => void calls.push('failed') };

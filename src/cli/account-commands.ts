@@ -2,10 +2,11 @@
 import type { Command } from 'commander';
 import { AdminError } from '../admin/admin-error.js';
 import { createAccount, creditAccount, debitAccount, listAccounts, renameAccount, setAccountDisabled, setLowBalanceThreshold } from '../admin/accounts.js';
+import { CLI_ACTOR } from '../admin/audit.js';
 import { accountView } from '../admin/views.js';
 import { formatUsd } from '../billing/money.js';
 import type { AccountRecord } from '../store/store.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 import { formatTable, formatTimestamp } from './table.js';
 
 export function registerAccountCommands(program: Command, context: CommandContext): void {
@@ -19,7 +20,7 @@ export function registerAccountCommands(program: Command, context: CommandContex
     .action(
       context.storeAction(async (store, command) => {
         const options = command.opts<{ name: string; balance: string }>();
-        const account = await createAccount(store, { name: options.name, balanceUsd: options.balance });
+        const account = await createAccount(store, { name: options.name, balanceUsd: options.balance }, CLI_ACTOR);
         return {
           json: accountView(account),
           text: `Created account ${describe(account)} with a balance of ${formatUsd(account.balanceNanos)} USD.`,
@@ -47,7 +48,7 @@ export function registerAccountCommands(program: Command, context: CommandContex
       context.storeAction(async (store, command) => {
         const [accountRef = ''] = command.args;
         const options = command.opts<{ amount: string; reason?: string }>();
-        const account = await creditAccount(store, accountRef, options.amount, options.reason ?? null);
+        const account = await creditAccount(store, accountRef, options.amount, options.reason ?? null, CLI_ACTOR);
         return {
           json: accountView(account),
           text: `Credited account ${describe(account)}; the balance is now ${formatUsd(account.balanceNanos)} USD.`,
@@ -65,7 +66,7 @@ export function registerAccountCommands(program: Command, context: CommandContex
       context.storeAction(async (store, command) => {
         const [accountRef = ''] = command.args;
         const options = command.opts<{ amount: string; reason: string }>();
-        const account = await debitAccount(store, accountRef, options.amount, options.reason);
+        const account = await debitAccount(store, accountRef, options.amount, options.reason, CLI_ACTOR);
         return {
           json: accountView(account),
           text: `Debited account ${describe(account)}; the balance is now ${formatUsd(account.balanceNanos)} USD.`,
@@ -81,7 +82,7 @@ export function registerAccountCommands(program: Command, context: CommandContex
     .action(
       context.storeAction(async (store, command) => {
         const [accountRef = ''] = command.args;
-        const account = await renameAccount(store, accountRef, command.opts<{ name: string }>().name);
+        const account = await renameAccount(store, accountRef, command.opts<{ name: string }>().name, CLI_ACTOR);
         return { json: accountView(account), text: `Renamed account ${account.id} to ${JSON.stringify(account.name)}.` };
       }),
     );
@@ -97,7 +98,7 @@ export function registerAccountCommands(program: Command, context: CommandContex
         const [accountRef = ''] = command.args;
         const options = command.opts<{ below?: string; off?: boolean }>();
         if ((options.below === undefined) === (options.off !== true)) throw new AdminError('invalid_input', 'give either --below <usd> or --off');
-        const account = await setLowBalanceThreshold(store, accountRef, options.below ?? null);
+        const account = await setLowBalanceThreshold(store, accountRef, options.below ?? null, CLI_ACTOR);
         const threshold = account.lowBalanceThresholdNanos;
         return {
           json: accountView(account),
@@ -117,7 +118,7 @@ export function registerAccountCommands(program: Command, context: CommandContex
       .action(
         context.storeAction(async (store, command) => {
           const [accountRef = ''] = command.args;
-          const account = await setAccountDisabled(store, accountRef, disabled);
+          const account = await setAccountDisabled(store, accountRef, disabled, CLI_ACTOR);
           return { json: accountView(account), text: `Account ${describe(account)} is now ${disabled ? 'disabled' : 'enabled'}.`, keysChanged: true };
         }),
       );

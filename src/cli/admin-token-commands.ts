@@ -1,9 +1,10 @@
 /** `tollgate admin-tokens create | list | disable | enable`. Secrets are printed once, at creation. */
 import type { Command } from 'commander';
 import { ADMIN_ROLES, createAdminToken, listAdminTokens, setAdminTokenDisabled } from '../admin/admin-tokens.js';
+import { CLI_ACTOR } from '../admin/audit.js';
 import { adminTokenView } from '../admin/views.js';
 import type { AdminTokenRecord } from '../store/store.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 import { formatTable, formatTimestamp } from './table.js';
 
 export function registerAdminTokenCommands(program: Command, context: CommandContext): void {
@@ -17,7 +18,7 @@ export function registerAdminTokenCommands(program: Command, context: CommandCon
     .action(
       context.storeAction(async (store, command) => {
         const options = command.opts<{ role: string; name?: string }>();
-        const { token, secret } = await createAdminToken(store, { role: options.role, name: options.name });
+        const { token, secret } = await createAdminToken(store, { role: options.role, name: options.name }, CLI_ACTOR);
         const { id, ...view } = adminTokenView(token);
         return {
           json: { id, token: secret, ...view },
@@ -48,7 +49,7 @@ export function registerAdminTokenCommands(program: Command, context: CommandCon
       .action(
         context.storeAction(async (store, command) => {
           const [reference = ''] = command.args;
-          const token = await setAdminTokenDisabled(store, reference, disabled);
+          const token = await setAdminTokenDisabled(store, reference, disabled, CLI_ACTOR);
           return { json: adminTokenView(token), text: `Admin token ${token.id} (${token.prefix}…) is now ${disabled ? 'disabled' : 'enabled'}.` };
         }),
       );

@@ -3,27 +3,26 @@
  * services as the admin API's `/keys` routes. Secrets are printed once: at creation and rotation.
  */
 import type { Command } from 'commander';
+import { CLI_ACTOR } from '../admin/audit.js';
 import { parseIsoDate, parsePositiveInteger } from '../admin/input.js';
 import {
   createKey,
   deleteKey,
   getKey,
-  keyStatus,
-  KEY_STATUSES,
   listKeys,
-  parseKeyStatus,
   rotateKey,
   setKeyDisabled,
   updateKey,
   type KeyBudgetInput,
-  type KeyDetails,
   type KeyUpdateInput,
 } from '../admin/keys.js';
+import { keyStatus, KEY_STATUSES, parseKeyStatus } from '../admin/key-status.js';
+import type { KeyDetails } from '../admin/results.js';
 import { AdminError } from '../admin/admin-error.js';
 import { keyDetailsView, keyView } from '../admin/views.js';
 import { formatUsd } from '../billing/money.js';
 import type { ApiKeyRecord } from '../store/store.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 import { formatTable, formatTimestamp } from './table.js';
 
 interface SettingsOptions {
@@ -63,7 +62,7 @@ export function registerKeyCommands(program: Command, context: CommandContext): 
           tokensPerMinute: options.tpm === undefined ? undefined : parsePositiveInteger(options.tpm, '--tpm'),
           expiresAt: options.expires === undefined ? undefined : parseIsoDate(options.expires, '--expires'),
           budget: budgetOption(options),
-        });
+        }, CLI_ACTOR);
         return secretOutput(key, secret, `Created key ${key.id} for account ${key.accountId}.`);
       }),
     );
@@ -121,7 +120,7 @@ export function registerKeyCommands(program: Command, context: CommandContext): 
         if (options.expires !== undefined) input.expiresAt = options.expires.trim() === 'never' ? null : parseIsoDate(options.expires, '--expires');
         const budget = options.budget?.trim() === 'none' && options.budgetPeriod === undefined ? null : budgetOption(options);
         if (budget !== undefined) input.budget = budget;
-        const key = await updateKey(store, keyRef, input);
+        const key = await updateKey(store, keyRef, input, CLI_ACTOR);
         return { json: keyView(key), text: `Updated key ${key.id} (${key.prefix}…).`, keysChanged: true };
       }),
     );
@@ -134,7 +133,7 @@ export function registerKeyCommands(program: Command, context: CommandContext): 
       .action(
         context.storeAction(async (store, command) => {
           const [keyRef = ''] = command.args;
-          const key = await setKeyDisabled(store, keyRef, disabled);
+          const key = await setKeyDisabled(store, keyRef, disabled, CLI_ACTOR);
           return { json: keyView(key), text: `Key ${key.id} (${key.prefix}…) is now ${disabled ? 'disabled' : 'enabled'}.`, keysChanged: true };
         }),
       );
@@ -147,7 +146,7 @@ export function registerKeyCommands(program: Command, context: CommandContext): 
     .action(
       context.storeAction(async (store, command) => {
         const [keyRef = ''] = command.args;
-        const { key, secret } = await rotateKey(store, keyRef);
+        const { key, secret } = await rotateKey(store, keyRef, CLI_ACTOR);
         return { ...secretOutput(key, secret, `Rotated key ${key.id}; its old secret is refused from now on.`), keysChanged: true };
       }),
     );
@@ -159,7 +158,7 @@ export function registerKeyCommands(program: Command, context: CommandContext): 
     .action(
       context.storeAction(async (store, command) => {
         const [keyRef = ''] = command.args;
-        const key = await deleteKey(store, keyRef);
+        const key = await deleteKey(store, keyRef, CLI_ACTOR);
         return { json: keyView(key), text: `Deleted key ${key.id} (${key.prefix}…).`, keysChanged: true };
       }),
     );

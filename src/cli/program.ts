@@ -8,11 +8,11 @@ import { Command, CommanderError } from 'commander';
 import { AdminError } from '../admin/admin-error.js';
 import { DEFAULT_DATABASE_URL, ENV } from '../config/env.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
 import { registerAccountCommands } from './account-commands.js';
 import { registerAdminTokenCommands } from './admin-token-commands.js';
 import { announceKeyChange } from './announce.js';
-import type { CliIo, CommandOutput } from './cli-io.js';
+import type { CliIo } from './cli-io.js';
+import type { CommandContext } from './command-context.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerServerCommands } from './server-commands.js';
 import { registerUsageCommand } from './usage-command.js';
@@ -20,18 +20,6 @@ import { registerUsageCommand } from './usage-command.js';
 interface GlobalOptions {
   database?: string;
   json?: boolean;
-}
-
-/** Handed to each command group so they share one way to open the store and print. */
-export interface CommandContext {
-  io: CliIo;
-  /** The database URL: `--database`, else the environment, else the default. */
-  databaseUrl(command: Command): string;
-  /**
-   * A commander action that opens the store (creating or upgrading the schema), runs `handler`,
-   * prints its output and closes the store, also when the handler fails.
-   */
-  storeAction(handler: (store: Store, command: Command) => Promise<CommandOutput>): (...args: unknown[]) => Promise<void>;
 }
 
 /** Builds the program; `runCli` is the usual entry. Errors escape `parseAsync` for the caller. */

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { AdminError } from '../admin/admin-error.js';
 import { parsePositiveInteger } from '../admin/input.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 
 export function registerServerCommands(program: Command, context: CommandContext): void {
   program

@@ -1,11 +1,12 @@
 /** `tollgate usage`: requests, tokens, errors and cost per model, key, UTC day or hour, over a time range. */
 import { Option, type Command } from 'commander';
 import { parseIsoDate } from '../admin/input.js';
-import { USAGE_GROUPINGS, usageReport, type UsageTotals } from '../admin/usage.js';
+import type { UsageTotals } from '../admin/results.js';
+import { USAGE_GROUPINGS, usageReport } from '../admin/usage.js';
 import { usageCsv, usageReportView } from '../admin/views.js';
 import { formatUsd } from '../billing/money.js';
 import type { UsageGrouping } from '../store/store.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command-context.js';
 import { formatTable } from './table.js';
 
 interface UsageOptions {

@@ -18,6 +18,9 @@ export const ENV = {
   testRedisUrl: 'TOLLGATE_TEST_REDIS_URL',
 } as const;
 
+/** The environment as the process runtime reads it (`process.env`, or a test's own). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/tollgate.db';
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { createKeyEvents, type KeyEvents } from '../auth/key-events.js';
 import type { ConfigFile } from '../config/schema.js';
-import { ENV } from '../config/env.js';
+import { ENV, type Env } from '../config/env.js';
 import { createClusterWorkerLimiter } from '../ratelimit/cluster-limiter.js';
 import type { BackendFailurePolicy } from '../ratelimit/failure-policy.js';
 import type { Limiter } from '../ratelimit/limiter.js';
@@ -16,7 +16,6 @@ import { createOutageLog } from '../ratelimit/outage-log.js';
 import { closeRedisClient, createRedisClient, waitForRedis } from '../ratelimit/redis-client.js';
 import { createRedisLimiter } from '../ratelimit/redis-limiter.js';
 import type { Metrics } from '../http/metrics.js';
-import type { Env } from './server-process.js';
 
 export interface LimitsSetup {
   limiter: Limiter;

@@ -17,7 +17,7 @@ import type { RequestTracer } from '../http/request-tracer.js';
 import type { RequestOutcome } from '../http/request-outcome.js';
 import type { AttemptEnd, RouteRequest } from '../routing/router.js';
 import type { Target } from '../routing/catalog.js';
-import type { Tracing, TracingSettings } from './tracing.js';
+import type { Tracing, TracingSettings } from './tracing-types.js';
 
 interface RequestSpans {
   span: Span;

@@ -5,14 +5,15 @@
  */
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
+import { CLI_ACTOR } from '../admin/audit.js';
 import { ensureDemoAccount } from '../admin/demo.js';
 import { loadConfig } from '../config/load.js';
-import { ENV } from '../config/env.js';
+import { ENV, type Env } from '../config/env.js';
 import { openStore } from '../store/open-store.js';
 import { runPrimary } from './cluster-primary.js';
 import { tracingSettings } from './tracing.js';
 import { acceptLocalLimitsFrom, guardInstance, instanceIdFor } from './instance-guard.js';
-import { createLogger, databaseUrl, listenAddress, startServerProcess, type Env } from './server-process.js';
+import { createLogger, databaseUrl, listenAddress, startServerProcess } from './server-process.js';
 
 export interface ServeOptions {
   /** A whole number, or `auto` for one per CPU. */
@@ -49,7 +50,8 @@ export async function runServe(options: ServeOptions, env: Env = process.env): P
     walCheckpoints: 'thread',
     onCheckpointError: (error) => logger.warn({ err: error }, 'the WAL checkpoint thread stopped; commits checkpoint SQLite again (past 10,000 pages)'),
   });
-  const demo = wantsDemoAccount(options, env) ? (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }))?.secret : undefined;
+  // `tollgate serve` is a command of whoever holds the database URL: its demo account is audited as the CLI's.
+  const demo = wantsDemoAccount(options, env) ? (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }, CLI_ACTOR))?.secret : undefined;
   const { host, port } = listenAddress(env);
   // Several instances without a shared limit store would each admit a full window: refuse that.
   const heartbeat = await guardInstance(

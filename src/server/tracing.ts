@@ -11,22 +11,8 @@
  * `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER(_ARG)`, `OTEL_BSP_*`.
  */
 import type { Logger } from 'pino';
-import type { RequestTracer } from '../http/request-tracer.js';
-import type { Env } from './server-process.js';
-
-export type OtlpProtocol = 'http/protobuf' | 'http/json';
-
-export interface TracingSettings {
-  /** Where spans go: an OTLP collector, stdout, or both. */
-  exporters: ReadonlyArray<'otlp' | 'console'>;
-  protocol: OtlpProtocol;
-}
-
-export interface Tracing {
-  tracer: RequestTracer;
-  /** Sends the spans still buffered, then stops. */
-  shutdown(): Promise<void>;
-}
+import type { Env } from '../config/env.js';
+import type { OtlpProtocol, Tracing, TracingSettings } from './tracing-types.js';
 
 const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json'];
 

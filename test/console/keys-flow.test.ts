@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { join } from 'node:path';
 import { browserMissing, eventually, launchBrowser, newConsoleContext, SCREENSHOT_FOLDER, screenshots, statValue as stat } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -31,7 +32,7 @@ describe.skipIf(missing !== null)('console keys, request log and charts, in Chro
 
   beforeAll(async () => {
     harness = await startHarness();
-    ownerToken = (await createAdminToken(harness.store, { role: 'owner', name: 'ops lead' })).secret;
+    ownerToken = (await createAdminToken(harness.store, { role: 'owner', name: 'ops lead' }, CLI_ACTOR)).secret;
     browser = await launchBrowser();
     ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
   });

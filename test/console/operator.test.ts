@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createAccount } from '../../src/admin/accounts.js';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { browserMissing, launchBrowser, newConsoleContext, screenshots, statValue as stat, eventually } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -24,10 +25,10 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
 
   beforeAll(async () => {
     harness = await startHarness();
-    ownerToken = (await createAdminToken(harness.store, { role: 'owner', name: 'ops lead' })).secret;
+    ownerToken = (await createAdminToken(harness.store, { role: 'owner', name: 'ops lead' }, CLI_ACTOR)).secret;
     // Accounts for the overview to order, the lowest first.
     for (const [name, balance] of [['northwind', '250'], ['contoso', '0.75'], ['fabrikam', '18.5'], ['tailspin', '3.000000001']] as const) {
-      await createAccount(harness.store, { name, balanceUsd: balance });
+      await createAccount(harness.store, { name, balanceUsd: balance }, CLI_ACTOR);
     }
     browser = await launchBrowser();
     ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
@@ -129,7 +130,7 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
 
   it('renames and disables the account; its key is refused on /v1 from then on', async () => {
     const account = await harness.store.findAccount('acme');
-    const { secret } = await createKey(harness.store, { accountRef: account?.id ?? 'acme', name: 'ci' });
+    const { secret } = await createKey(harness.store, { accountRef: account?.id ?? 'acme', name: 'ci' }, CLI_ACTOR);
     const before = await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
     expect(before.status).toBe(200);
 
@@ -184,7 +185,7 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
   });
 
   it("offers a viewer only what a viewer may do: no forms that change, no owner pages", async () => {
-    const viewer = await createAdminToken(harness.store, { role: 'viewer', name: 'auditor' });
+    const viewer = await createAdminToken(harness.store, { role: 'viewer', name: 'auditor' }, CLI_ACTOR);
     const session = await newConsoleContext(browser, harness.baseUrl);
     try {
       const viewerPage = session.page;

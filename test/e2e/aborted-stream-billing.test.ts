@@ -13,6 +13,7 @@
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
 import { boundInputTokens } from '../../src/protocol/input-bound.js';
@@ -210,8 +211,8 @@ describe.each(engines)('a gateway killed while an accepted stream waits for its 
     const catalog = writeCatalog(catalogFor(upstream, { hold_ttl_seconds: 600, checkpoint_seconds: 0.2 }));
     const gateway = await startGatewayProcess({ TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: catalog, TEST_UPSTREAM_KEY: 'sk-upstream', TOLLGATE_ACCEPT_LOCAL_LIMITS: '1' });
     try {
-      const account = await createAccount(store, { name: `crash-${Math.random().toString(36).slice(2)}`, balanceUsd: '10' });
-      const { secret } = await createKey(store, { accountRef: account.id });
+      const account = await createAccount(store, { name: `crash-${Math.random().toString(36).slice(2)}`, balanceUsd: '10' }, CLI_ACTOR);
+      const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
       const response = await fetch(`${gateway.baseUrl}${route.path}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },

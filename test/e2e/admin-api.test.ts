@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { adminClient, allPages, type AdminCall } from '../support/admin-client.js';
 import { engines } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -21,7 +22,7 @@ describe.each(engines)('admin API on %s', (engine) => {
     harness = await startHarness({ engine });
     call = adminClient(harness.baseUrl);
     for (const role of ['owner', 'operator', 'viewer'] as const) {
-      const created = await createAdminToken(harness.store, { role, name: `${role} of the tests` });
+      const created = await createAdminToken(harness.store, { role, name: `${role} of the tests` }, CLI_ACTOR);
       tokens[role] = created.secret;
       ids[role] = created.token.id;
     }
@@ -363,6 +364,7 @@ describe.each(engines)('admin API on %s', (engine) => {
       await call('POST', `/accounts/${id}/debit`, tokens.operator, { amount_usd: '100', reason: 'refused, so not audited' });
       await call('POST', `/accounts/${id}/disable`, tokens.operator);
       await call('POST', `/accounts/${id}/enable`, tokens.owner);
+      await call('PATCH', `/accounts/${id}`, tokens.owner, { low_balance_threshold_usd: '1' });
 
       const audit = await allPages(call, `/audit?target_type=account&target_id=${id}`, tokens.viewer, 2);
       expect(audit.rows.map((row) => [row.action, row.admin_token_id])).toEqual([
@@ -372,6 +374,7 @@ describe.each(engines)('admin API on %s', (engine) => {
         ['account.debit', ids.operator],
         ['account.disable', ids.operator],
         ['account.enable', ids.owner],
+        ['account.set_low_balance_threshold', ids.owner],
       ]);
       const [create, rename, credit, debit, disable] = audit.rows;
       expect(create?.before).toBeNull();
@@ -393,10 +396,12 @@ describe.each(engines)('admin API on %s', (engine) => {
     it('records admin token changes by their owner, and pages the whole log', async () => {
       const created = await call('POST', '/admin-tokens', tokens.owner, { role: 'operator' });
       await call('POST', `/admin-tokens/${String(created.body.id)}/disable`, tokens.owner);
+      await call('POST', `/admin-tokens/${String(created.body.id)}/enable`, tokens.owner);
       const rows = (await allPages(call, `/audit?target_type=admin_token&target_id=${String(created.body.id)}`, tokens.viewer, 1)).rows;
       expect(rows.map((row) => [row.action, row.admin_token_id])).toEqual([
         ['admin_token.create', ids.owner],
         ['admin_token.disable', ids.owner],
+        ['admin_token.enable', ids.owner],
       ]);
       expect(JSON.stringify(rows)).not.toContain(String(created.body.token));
       const whole = await allPages(call, '/audit', tokens.viewer, 7);

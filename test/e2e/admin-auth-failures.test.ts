@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { testCatalog } from '../support/catalog.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -16,7 +17,7 @@ describe('admin API failed authentications', () => {
 
   beforeAll(async () => {
     harness = await startHarness({ catalog: { ...(testCatalog() as Record<string, unknown>), rate_limits: { auth_failures_per_minute: 3 } } });
-    token = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    token = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
   });
 
   afterAll(async () => {

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { hashKeySecret } from '../../src/auth/key-secret.js';
 import { createKeyEvents, type KeyEvents } from '../../src/auth/key-events.js';
 import { closeRedisClient, createRedisClient } from '../../src/ratelimit/redis-client.js';
@@ -57,7 +58,7 @@ describe.each(engines)('admin API keys on %s', (engine) => {
     await events?.subscribe(() => other.gateway.authenticator.invalidate());
     call = adminClient(harness.baseUrl);
     for (const role of ['operator', 'viewer'] as const) {
-      const created = await createAdminToken(harness.store, { role });
+      const created = await createAdminToken(harness.store, { role }, CLI_ACTOR);
       tokens[role] = created.secret;
       if (role === 'operator') ids.operator = created.token.id;
     }

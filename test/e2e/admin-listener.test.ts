@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { adminServerPort } from '../support/admin-client.js';
 import { startGatewayProcess } from '../support/gateway-process.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -33,7 +34,7 @@ describe('admin API on its own listener', () => {
   beforeAll(async () => {
     harness = await startHarness({ adminListener: true });
     adminBase = harness.adminBaseUrl ?? '';
-    token = (await createAdminToken(harness.store, { role: 'operator' })).secret;
+    token = (await createAdminToken(harness.store, { role: 'operator' }, CLI_ACTOR)).secret;
   });
 
   afterAll(async () => {

@@ -6,6 +6,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 interface OpenApiDocument {
@@ -38,7 +39,7 @@ describe('admin OpenAPI document', () => {
 
   beforeAll(async () => {
     harness = await startHarness();
-    viewer = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
     const response = await fetch(`${harness.baseUrl}/admin/v1/openapi.json`, { headers: { authorization: `Bearer ${viewer}` } });
     expect(response.status).toBe(200);
     document = (await response.json()) as OpenApiDocument;

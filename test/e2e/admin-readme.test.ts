@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { parseCsvRecords } from '../support/csv.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -60,7 +61,7 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
 
   beforeAll(async () => {
     harness = await startHarness();
-    token = (await createAdminToken(harness.store, { role: 'operator' })).secret;
+    token = (await createAdminToken(harness.store, { role: 'operator' }, CLI_ACTOR)).secret;
   });
 
   afterAll(async () => {
@@ -92,8 +93,8 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
   it('the request log and usage curl lines work as printed and show a request just made', async () => {
     const curls = readmeCurls('### Request log');
     expect(curls.length).toBeGreaterThanOrEqual(4);
-    await createAccount(harness.store, { name: 'acme', balanceUsd: '5' });
-    const { secret } = await createKey(harness.store, { accountRef: 'acme' });
+    await createAccount(harness.store, { name: 'acme', balanceUsd: '5' }, CLI_ACTOR);
+    const { secret } = await createKey(harness.store, { accountRef: 'acme' }, CLI_ACTOR);
     const sent = await harness.post('/v1/chat/completions', { model: 'model-5.6', messages: [{ role: 'user', content: 'Hi' }] }, secret);
     expect(sent.status).toBe(200);
     await sent.text();
@@ -118,7 +119,7 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
   it('the keys curl lines work as printed, KEY_ID being the id the first one answered', async () => {
     const curls = readmeCurls('### Keys');
     expect(curls.length).toBeGreaterThanOrEqual(7);
-    if ((await harness.store.findAccount('globex')) === undefined) await createAccount(harness.store, { name: 'globex' });
+    if ((await harness.store.findAccount('globex')) === undefined) await createAccount(harness.store, { name: 'globex' }, CLI_ACTOR);
     const [first = '', ...rest] = curls;
     const created = await runCurl(first, harness.baseUrl, token);
     expect(created.status, created.body).toBe('201');

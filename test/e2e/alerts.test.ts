@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { webhookIdOf } from '../../src/alerts/alert-events.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway } from '../../src/http/gateway.js';
@@ -68,8 +69,8 @@ describe.each(engines)('alert webhooks on %s', (engine) => {
     const env = { FLAKY_SECRET: SECRETS.flaky, LATE_SECRET: SECRETS.late, OPS_SECRET: SECRETS.ops };
     harness = await startHarness({ engine, catalog: catalogWith(webhooks), env });
     call = adminClient(harness.baseUrl);
-    operator = (await createAdminToken(harness.store, { role: 'operator' })).secret;
-    viewer = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    operator = (await createAdminToken(harness.store, { role: 'operator' }, CLI_ACTOR)).secret;
+    viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
     // A second instance on the same database, with the same catalog: its checker and deliverer
     // race the first one's. Two SQLite connections in one process cannot wait for each other, so
     // on SQLite it shares the first one's store (its queries still race, one transaction at a time).

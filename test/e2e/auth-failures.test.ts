@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { displayPrefix, generateKeySecret, hashKeySecret, newId } from '../../src/auth/key-secret.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -83,8 +84,8 @@ async function startGateway(limiter: Limiter, rateLimits: Record<string, unknown
 }
 
 async function newKey(): Promise<{ accountId: string; secret: string }> {
-  const account = await createAccount(store!, { name: `acct-${randomUUID()}`, balanceUsd: '10' });
-  return { accountId: account.id, secret: (await createKey(store!, { accountRef: account.id })).secret };
+  const account = await createAccount(store!, { name: `acct-${randomUUID()}`, balanceUsd: '10' }, CLI_ACTOR);
+  return { accountId: account.id, secret: (await createKey(store!, { accountRef: account.id }, CLI_ACTOR)).secret };
 }
 
 /** Asks for the model list as a client at loopback address `from` (127.0.0.x). */

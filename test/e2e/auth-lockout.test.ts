@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { testCatalog } from '../support/catalog.js';
 import { engines } from '../support/databases.js';
 import { startForwardingProxy, type ForwardingProxy } from '../support/forwarding-proxy.js';
@@ -73,7 +74,7 @@ describe.each(engines)('the lockout from behind a trusted proxy on %s', (engine)
     // The proxy forwards from 127.0.0.1, the one trusted address.
     proxy = await startForwardingProxy(harness.baseUrl, '127.0.0.1');
     const via = proxy.baseUrl;
-    const owner = (await createAdminToken(harness.store, { role: 'owner' })).secret;
+    const owner = (await createAdminToken(harness.store, { role: 'owner' }, CLI_ACTOR)).secret;
     // B's key exists before the flood but was never used: not cached anywhere.
     const clientB = await harness.newAccount('10');
     const accountA = await harness.newAccount('10');
@@ -114,7 +115,7 @@ describe.each(engines)('the lockout from behind a trusted proxy on %s', (engine)
   it('the admin listener (TOLLGATE_ADMIN_PORT) behind the trusted proxy counts each client apart too', async () => {
     harness = await startHarness({ engine, adminListener: true, catalog: catalogWith({ trusted_proxies: ['127.0.0.1'] }) });
     proxy = await startForwardingProxy(harness.adminBaseUrl ?? '', '127.0.0.1');
-    const owner = (await createAdminToken(harness.store, { role: 'owner' })).secret;
+    const owner = (await createAdminToken(harness.store, { role: 'owner' }, CLI_ACTOR)).secret;
     const accounts = (from: string, secret: string) => httpFrom(`${proxy!.baseUrl}/admin/v1/accounts`, { from, headers: bearer(secret) });
     const statuses: number[] = [];
     for (let index = 0; index < FAILURES_PER_MINUTE + 2; index += 1) statuses.push((await accounts(CLIENT_A, `tg-admin-${randomUUID()}`)).status);

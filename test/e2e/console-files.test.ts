@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/console/static-files.js';
 import { signIn } from '../support/console-session.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -113,13 +114,13 @@ describe('console with the admin API on its own listener', () => {
 
   it('serves the console on both ports, and still keeps /admin/v1 off the public one and /v1 off the admin one', async () => {
     for (const base of [harness.baseUrl, adminBaseUrl]) expect((await fetch(`${base}/console/`)).status).toBe(200);
-    const owner = (await createAdminToken(harness.store, { role: 'owner' })).secret;
+    const owner = (await createAdminToken(harness.store, { role: 'owner' }, CLI_ACTOR)).secret;
     expect((await fetch(`${harness.baseUrl}/admin/v1/accounts`, { headers: { authorization: `Bearer ${owner}` } })).status).toBe(404);
     expect((await fetch(`${adminBaseUrl}/v1/models`)).status).toBe(404);
   });
 
   it('lets admin tokens sign in on the admin port only, and key holders on the public one', async () => {
-    const owner = (await createAdminToken(harness.store, { role: 'owner' })).secret;
+    const owner = (await createAdminToken(harness.store, { role: 'owner' }, CLI_ACTOR)).secret;
     const onPublic = await signIn(harness.baseUrl, owner);
     expect(onPublic.status).toBe(403);
     expect(((await onPublic.json()) as { error: { message: string } }).error.message).toMatch(/own port/);

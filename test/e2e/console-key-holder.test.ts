@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { formatUsd } from '../../src/billing/money.js';
 import { consoleCookie, signIn } from '../support/console-session.js';
 import { engines } from '../support/databases.js';
@@ -37,7 +38,7 @@ describe.each(engines)("a key holder's session on %s", (engine) => {
 
   beforeAll(async () => {
     harness = await startHarness({ engine });
-    ownerToken = (await createAdminToken(harness.store, { role: 'owner' })).secret;
+    ownerToken = (await createAdminToken(harness.store, { role: 'owner' }, CLI_ACTOR)).secret;
     holder = await harness.newAccount('3.25', { name: 'laptop', models: ['model-5.6', 'model-5.6-mini', 'disabled-model'], requestsPerWindow: 30 });
     other = await harness.newAccount('900', { name: 'other' });
     cookie = consoleCookie(await signIn(harness.baseUrl, holder.secret));

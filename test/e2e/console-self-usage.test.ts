@@ -8,6 +8,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { formatUsd } from '../../src/billing/money.js';
 import { consoleCookie, signIn } from '../support/console-session.js';
@@ -55,7 +56,7 @@ describe.each(engines)("a key holder's own usage and requests on %s", (engine) =
   beforeAll(async () => {
     harness = await startHarness({ engine });
     holder = await harness.newAccount('10', { name: 'laptop' });
-    const created = await createKey(harness.store, { accountRef: holder.accountId, name: 'sibling' });
+    const created = await createKey(harness.store, { accountRef: holder.accountId, name: 'sibling' }, CLI_ACTOR);
     sibling = { id: created.key.id, secret: created.secret };
     other = await harness.newAccount('10', { name: 'other' });
     cookie = consoleCookie(await signIn(harness.baseUrl, holder.secret));

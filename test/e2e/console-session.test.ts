@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { setAccountDisabled } from '../../src/admin/accounts.js';
 import { createAdminToken, setAdminTokenDisabled } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { setKeyDisabled } from '../../src/admin/keys.js';
 import { hashKeySecret } from '../../src/auth/key-secret.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -27,7 +28,7 @@ describe.each(engines)('console sessions on %s', (engine) => {
 
   beforeAll(async () => {
     harness = await startHarness({ engine });
-    const created = await createAdminToken(harness.store, { role: 'owner', name: 'owner' });
+    const created = await createAdminToken(harness.store, { role: 'owner', name: 'owner' }, CLI_ACTOR);
     owner = { id: created.token.id, secret: created.secret };
   });
 
@@ -77,7 +78,7 @@ describe.each(engines)('console sessions on %s', (engine) => {
 
     it('refuses made-up, disabled and malformed credentials with the 401, and a bad body with a 400', async () => {
       const { secret, keyId } = await harness.newAccount('1');
-      await setKeyDisabled(harness.store, keyId, true);
+      await setKeyDisabled(harness.store, keyId, true, CLI_ACTOR);
       for (const token of ['tg-admin-made-up', 'sk-tg-made-up', secret, 'hello', 'x'.repeat(200)]) {
         const response = await signIn(harness.baseUrl, token);
         expect(response.status).toBe(401);
@@ -149,7 +150,7 @@ describe.each(engines)('console sessions on %s', (engine) => {
     it('leaves Bearer tokens as they were: no console header needed, and a Bearer header wins over a cookie', async () => {
       const created = await post('/admin/v1/accounts', null, { name: `bearer-${engine}` }, { authorization: `Bearer ${owner.secret}` });
       expect(created.status).toBe(201);
-      const viewer = await createAdminToken(harness.store, { role: 'viewer' });
+      const viewer = await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR);
       const ownerCookie = consoleCookie(await signIn(harness.baseUrl, owner.secret));
       const asViewer = await post('/admin/v1/accounts', ownerCookie, { name: `bearer-viewer-${engine}` }, { authorization: `Bearer ${viewer.secret}`, 'x-tollgate-console': '1' });
       expect(asViewer.status).toBe(403);
@@ -190,10 +191,10 @@ describe.each(engines)('console sessions on %s', (engine) => {
     });
 
     it('ends the sessions of a disabled admin token at once', async () => {
-      const token = await createAdminToken(harness.store, { role: 'operator' });
+      const token = await createAdminToken(harness.store, { role: 'operator' }, CLI_ACTOR);
       const cookie = consoleCookie(await signIn(harness.baseUrl, token.secret));
       expect((await get('/admin/v1/accounts', cookie)).status).toBe(200);
-      await setAdminTokenDisabled(harness.store, token.token.id, true);
+      await setAdminTokenDisabled(harness.store, token.token.id, true, CLI_ACTOR);
       expect((await get('/admin/v1/accounts', cookie)).status).toBe(401);
       expect((await get('/console/api/session', cookie)).status).toBe(401);
     });
@@ -202,12 +203,12 @@ describe.each(engines)('console sessions on %s', (engine) => {
       const first = await harness.newAccount('1');
       const firstCookie = consoleCookie(await signIn(harness.baseUrl, first.secret));
       expect((await get('/console/api/self', firstCookie)).status).toBe(200);
-      await setKeyDisabled(harness.store, first.keyId, true);
+      await setKeyDisabled(harness.store, first.keyId, true, CLI_ACTOR);
       expect((await get('/console/api/self', firstCookie)).status).toBe(401);
 
       const second = await harness.newAccount('1');
       const secondCookie = consoleCookie(await signIn(harness.baseUrl, second.secret));
-      await setAccountDisabled(harness.store, second.accountId, true);
+      await setAccountDisabled(harness.store, second.accountId, true, CLI_ACTOR);
       expect((await get('/console/api/self', secondCookie)).status).toBe(401);
       expect((await get('/console/api/session', secondCookie)).status).toBe(401);
     });
@@ -221,7 +222,7 @@ describe.each(engines)('console sessions on %s', (engine) => {
         return page.data.map((entry) => [entry.action, entry.admin_token_id]);
       };
       const holder = await harness.newAccount('1');
-      const operator = await createAdminToken(harness.store, { role: 'operator' });
+      const operator = await createAdminToken(harness.store, { role: 'operator' }, CLI_ACTOR);
       const cases = [
         { type: 'account', id: holder.accountId, secret: holder.secret, path: `/accounts/${holder.accountId}`, check: '/console/api/self' },
         { type: 'key', id: holder.keyId, secret: holder.secret, path: `/keys/${holder.keyId}`, check: '/console/api/self' },

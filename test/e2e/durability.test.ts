@@ -14,6 +14,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -181,8 +182,8 @@ describe.each(engines)('a complete answer is billed before its last byte, on %s'
   it.each(cases)('$name', async (testCase) => {
     upstream.answer(upstreamAnswer({ tailOpen: testCase.tailOpen }));
     gateway = await startGatewayProcess(env);
-    const account = await createAccount(store, { name: `durable-${Math.random().toString(36).slice(2)}`, balanceUsd: '1' });
-    const { secret } = await createKey(store, { accountRef: account.id });
+    const account = await createAccount(store, { name: `durable-${Math.random().toString(36).slice(2)}`, balanceUsd: '1' }, CLI_ACTOR);
+    const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
 
     const response = await fetch(`${gateway.baseUrl}${testCase.path}`, {
       method: 'POST',

@@ -13,6 +13,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { usdToNanos } from '../../src/billing/money.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -181,8 +182,8 @@ describe.each(engines)('an upstream answer of six million letters, on %s', (engi
   }
 
   it.each(cases)('$name', async (testCase) => {
-    const account = await createAccount(store, { name: `huge-${Math.random().toString(36).slice(2)}`, balanceUsd: BALANCE_USD });
-    const { secret } = await createKey(store, { accountRef: account.id });
+    const account = await createAccount(store, { name: `huge-${Math.random().toString(36).slice(2)}`, balanceUsd: BALANCE_USD }, CLI_ACTOR);
+    const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
 
     const answer = await post(testCase.path, testCase.body, secret);
     expect(answer.status, answer.text.slice(0, 500)).toBe(200);
@@ -191,8 +192,8 @@ describe.each(engines)('an upstream answer of six million letters, on %s', (engi
 
     // The process is alive and serves the next request, which is billed as usual.
     expect(gateway!.child.exitCode, gateway!.output()).toBeNull();
-    const other = await createAccount(store, { name: `after-${Math.random().toString(36).slice(2)}`, balanceUsd: BALANCE_USD });
-    const otherKey = await createKey(store, { accountRef: other.id });
+    const other = await createAccount(store, { name: `after-${Math.random().toString(36).slice(2)}`, balanceUsd: BALANCE_USD }, CLI_ACTOR);
+    const otherKey = await createKey(store, { accountRef: other.id }, CLI_ACTOR);
     const next = await post('/v1/chat/completions', { model: 'sim-model', messages: question }, otherKey.secret);
     expect(next.status, next.text.slice(0, 500)).toBe(200);
     await expectSettled(other.id, next.requestId);

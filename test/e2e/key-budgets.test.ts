@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { formatUsd } from '../../src/billing/money.js';
 import { adminClient } from '../support/admin-client.js';
 import { testCatalog } from '../support/catalog.js';
@@ -79,7 +80,7 @@ describe.each(engines)('key budgets on %s', (engine) => {
     const account = (await harness.store.findAccount(accountId))!;
     expect(account).toMatchObject({ balanceNanos: 100_000_000_000n - hold * 10n, reservedNanos: 0n });
 
-    const viewer = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    const viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
     const got = await adminClient(harness.baseUrl)('GET', `/keys/${keyId}`, viewer);
     expect(got.body.budget).toMatchObject({ period: 'day', limit_usd: formatUsd(hold * 10n), spent_usd: formatUsd(hold * 10n), reserved_usd: '0', remaining_usd: '0' });
   }, 30_000);
@@ -106,7 +107,7 @@ describe.each(engines)('key budgets on %s', (engine) => {
     const { keyId, secret } = await harness.newAccount('100', { budget: { limitUsd: formatUsd(hold), period: 'total' } });
     expect((await harness.post('/v1/chat/completions', BODY, secret)).status).toBe(200);
     expect((await harness.post('/v1/chat/completions', BODY, secret)).status).toBe(403);
-    const operator = (await createAdminToken(harness.store, { role: 'operator' })).secret;
+    const operator = (await createAdminToken(harness.store, { role: 'operator' }, CLI_ACTOR)).secret;
     const raised = await adminClient(harness.baseUrl)('PATCH', `/keys/${keyId}`, operator, { budget: { limit_usd: formatUsd(hold * 2n) } });
     expect(raised.body.budget).toEqual({ period: 'total', limit_usd: formatUsd(hold * 2n) });
     expect((await harness.post('/v1/chat/completions', BODY, secret)).status).toBe(200);

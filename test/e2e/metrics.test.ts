@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken, setAdminTokenDisabled } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { testCatalog } from '../support/catalog.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { sampleSum, samplesOf } from '../support/prometheus.js';
@@ -169,12 +170,12 @@ describe('/metrics with metrics.require_admin_token', () => {
 
   it('answers an admin token of any role, viewer included, and refuses a disabled one', async () => {
     for (const role of ['viewer', 'operator', 'owner']) {
-      const { secret } = await createAdminToken(harness.store, { role });
+      const { secret } = await createAdminToken(harness.store, { role }, CLI_ACTOR);
       const text = await scrape(harness, { authorization: `Bearer ${secret}` });
       expect(text).toContain('tollgate_answers_total');
     }
-    const { token, secret } = await createAdminToken(harness.store, { role: 'viewer' });
-    await setAdminTokenDisabled(harness.store, token.id, true);
+    const { token, secret } = await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR);
+    await setAdminTokenDisabled(harness.store, token.id, true, CLI_ACTOR);
     expect((await fetch(`${harness.baseUrl}/metrics`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
   });
 
@@ -187,7 +188,7 @@ describe('/metrics with metrics.require_admin_token', () => {
     const section = readme.slice(readme.indexOf('## Metrics and traces'));
     const curl = (/```sh\n(curl [^\n]*)\n```/.exec(section)?.[1] ?? '').replaceAll('http://127.0.0.1:8080', harness.baseUrl);
     expect(curl).toContain(harness.baseUrl);
-    const { secret: token } = await createAdminToken(harness.store, { role: 'viewer' });
+    const { secret: token } = await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR);
     const { stdout } = await promisify(execFile)('sh', ['-c', curl], { env: { ...process.env, ADMIN_TOKEN: token } });
     const lines = stdout.trim().split('\n');
     expect(lines.length).toBeGreaterThan(0);

@@ -8,6 +8,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway } from '../../src/http/gateway.js';
@@ -51,8 +52,8 @@ afterEach(async () => {
 async function setUp(policy: 'open' | 'closed'): Promise<{ secret: string; config: ReturnType<typeof parseConfig> }> {
   database = await createTestDatabase('sqlite');
   store = await openStore(database.url);
-  const account = await createAccount(store, { name: 'outage', balanceUsd: '100' });
-  const { secret } = await createKey(store, { accountRef: account.id });
+  const account = await createAccount(store, { name: 'outage', balanceUsd: '100' }, CLI_ACTOR);
+  const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
   const catalog = testCatalog({ requestsPerWindow: LIMIT }) as { rate_limits: Record<string, unknown> };
   catalog.rate_limits.on_backend_failure = policy;
   // Only the requests window is consulted, so the failures metric counts one decision per request:

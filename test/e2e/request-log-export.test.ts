@@ -12,6 +12,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { adminClient, allPages } from '../support/admin-client.js';
 import { testCatalog } from '../support/catalog.js';
 import { parseCsvRecords } from '../support/csv.js';
@@ -122,7 +123,7 @@ describe.each(engines)('request log export on %s', (engine) => {
 
   beforeAll(async () => {
     harness = await startHarness({ engine, catalog: { ...(testCatalog() as object), limits } });
-    viewer = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
     accountId = (await harness.newAccount('1')).accountId;
     await seedRequestLog(harness.database, accountId, ROWS);
   }, 60_000);
@@ -206,7 +207,7 @@ describe.each(engines)('request log export bound on %s', (engine) => {
 
   beforeAll(async () => {
     harness = await startHarness({ engine, catalog: { ...(testCatalog() as object), log: { export_max_rows: MAX_ROWS } } });
-    viewer = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
     accountId = (await harness.newAccount('1')).accountId;
     await seedRequestLog(harness.database, accountId, SEEDED);
   }, 60_000);

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { adminClient, type AdminCall } from '../support/admin-client.js';
 import { testCatalog } from '../support/catalog.js';
 import { engines } from '../support/databases.js';
@@ -31,7 +32,7 @@ describe.each(engines)('refusals in the request log on %s', (engine) => {
       router: { failureThreshold: 1, cooldownMs: 600_000 },
     });
     call = adminClient(harness.baseUrl);
-    viewer = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
   });
 
   afterAll(async () => {

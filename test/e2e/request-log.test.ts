@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { adminClient, allPages, type AdminCall } from '../support/admin-client.js';
 import { testCatalog } from '../support/catalog.js';
 import { parseCsvRecords } from '../support/csv.js';
@@ -32,7 +33,7 @@ describe.each(engines)('request log on %s', (engine) => {
   beforeAll(async () => {
     harness = await startHarness({ engine, catalog: catalogWithLoggedBodies() });
     call = adminClient(harness.baseUrl);
-    viewer = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
   });
 
   afterAll(async () => {
@@ -234,8 +235,8 @@ describe.each(engines)('request log on %s', (engine) => {
   });
 
   it('is read by every admin role and refused without an admin token', async () => {
-    const operator = (await createAdminToken(harness.store, { role: 'operator' })).secret;
-    const owner = (await createAdminToken(harness.store, { role: 'owner' })).secret;
+    const operator = (await createAdminToken(harness.store, { role: 'operator' }, CLI_ACTOR)).secret;
+    const owner = (await createAdminToken(harness.store, { role: 'owner' }, CLI_ACTOR)).secret;
     for (const token of [viewer, operator, owner]) {
       expect((await call('GET', '/requests?limit=1', token)).status).toBe(200);
       expect((await call('GET', '/usage', token)).status).toBe(200);

@@ -8,6 +8,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway } from '../../src/http/gateway.js';
@@ -42,8 +43,8 @@ describe.each(engines)('request outcomes on %s', (engine) => {
   });
 
   async function newKey(balanceUsd: string) {
-    const account = await createAccount(store, { name: `outcome-${Math.random().toString(36).slice(2)}`, balanceUsd });
-    const created = await createKey(store, { accountRef: account.id });
+    const account = await createAccount(store, { name: `outcome-${Math.random().toString(36).slice(2)}`, balanceUsd }, CLI_ACTOR);
+    const created = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
     return { accountId: account.id, keyId: created.key.id, secret: created.secret };
   }
 

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { fixture } from '../../src/providers/openai/__fixtures__/fixtures.js';
 import { adminClient, type AdminCall } from '../support/admin-client.js';
 import { testCatalog } from '../support/catalog.js';
@@ -45,7 +46,7 @@ describe.each(engines)('target alerts and the admin catalog on %s', (engine) => 
       router: { failureThreshold: 2, cooldownMs: COOLDOWN_MS },
     });
     call = adminClient(harness.baseUrl);
-    viewer = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
     secret = (await harness.newAccount('10')).secret;
   });
 

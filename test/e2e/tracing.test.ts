@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -34,9 +35,9 @@ describe('OpenTelemetry traces (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, http/json)',
   beforeAll(async () => {
     database = await createTestDatabase('sqlite');
     store = await openStore(database.url);
-    const account = await createAccount(store, { name: 'traced', balanceUsd: '10' });
+    const account = await createAccount(store, { name: 'traced', balanceUsd: '10' }, CLI_ACTOR);
     accountId = account.id;
-    secret = (await createKey(store, { accountRef: account.id })).secret;
+    secret = (await createKey(store, { accountRef: account.id }, CLI_ACTOR)).secret;
     upstream = await startOpenAIUpstream({ reply: () => ({ content: ANSWER_TEXT }) });
     receiver = await startOtlpReceiver();
     gateway = await startGatewayProcess({
@@ -169,8 +170,8 @@ describe('OpenTelemetry traces over the default protocol (OTLP/HTTP protobuf)', 
     const receiver = await startOtlpReceiver();
     let gateway: GatewayProcess | undefined;
     try {
-      const account = await createAccount(store, { name: 'traced-protobuf', balanceUsd: '1' });
-      const { secret } = await createKey(store, { accountRef: account.id });
+      const account = await createAccount(store, { name: 'traced-protobuf', balanceUsd: '1' }, CLI_ACTOR);
+      const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
       gateway = await startGatewayProcess({
         TOLLGATE_DATABASE_URL: database.url,
         TOLLGATE_CONFIG: writeCatalog(testCatalog()),

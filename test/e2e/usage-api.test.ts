@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -30,9 +31,9 @@ describe.each(engines)('usage API on %s', (engine) => {
   beforeAll(async () => {
     harness = await startHarness({ engine });
     call = adminClient(harness.baseUrl);
-    viewer = (await createAdminToken(harness.store, { role: 'viewer' })).secret;
+    viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
     const { accountId, keyId: keyA } = await harness.newAccount('100');
-    const keyB = (await createKey(harness.store, { accountRef: accountId })).key.id;
+    const keyB = (await createKey(harness.store, { accountRef: accountId }, CLI_ACTOR)).key.id;
     seeded = { accountId, keyA, keyB };
     let clock = new Date(DAY0);
     const clocked: Store = await openStore(harness.database.url, { now: () => clock });

@@ -5,6 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -44,9 +45,9 @@ describe('serve --workers 2: /metrics', () => {
   beforeAll(async () => {
     database = await createTestDatabase('sqlite');
     store = await openStore(database.url);
-    const account = await createAccount(store, { name: 'cluster-metrics', balanceUsd: '10' });
+    const account = await createAccount(store, { name: 'cluster-metrics', balanceUsd: '10' }, CLI_ACTOR);
     accountId = account.id;
-    secret = (await createKey(store, { accountRef: account.id })).secret;
+    secret = (await createKey(store, { accountRef: account.id }, CLI_ACTOR)).secret;
     gateway = await startGatewayProcess({ TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: writeCatalog(testCatalog()) }, ['--workers', '2']);
     // The banner comes with the first worker listening; wait for the second.
     const deadline = Date.now() + 20_000;

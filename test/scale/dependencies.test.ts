@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -26,8 +27,8 @@ function post(base: string, secret: string, body: object): Promise<Response> {
 }
 
 async function newKey(store: Store, balanceUsd = '5'): Promise<{ accountId: string; secret: string }> {
-  const account = await createAccount(store, { name: `deps-${Math.random().toString(36).slice(2)}`, balanceUsd });
-  const { secret } = await createKey(store, { accountRef: account.id });
+  const account = await createAccount(store, { name: `deps-${Math.random().toString(36).slice(2)}`, balanceUsd }, CLI_ACTOR);
+  const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
   return { accountId: account.id, secret };
 }
 

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey, type KeyBudgetInput } from '../../src/admin/keys.js';
 import { costOfTokens, formatUsd, usdToNanos } from '../../src/billing/money.js';
 import { boundInputTokens } from '../../src/protocol/input-bound.js';
@@ -117,8 +118,8 @@ for (const setup of setups) {
     }
 
     async function newKey(balanceUsd: string, requestsPerWindow?: number, budget?: KeyBudgetInput) {
-      const account = await createAccount(store, { name: `scale-${Math.random().toString(36).slice(2)}`, balanceUsd });
-      const created = await createKey(store, { accountRef: account.id, ...(requestsPerWindow ? { requestsPerWindow } : {}), ...(budget ? { budget } : {}) });
+      const account = await createAccount(store, { name: `scale-${Math.random().toString(36).slice(2)}`, balanceUsd }, CLI_ACTOR);
+      const created = await createKey(store, { accountRef: account.id, ...(requestsPerWindow ? { requestsPerWindow } : {}), ...(budget ? { budget } : {}) }, CLI_ACTOR);
       return { accountId: account.id, keyId: created.key.id, secret: created.secret };
     }
 
@@ -259,7 +260,7 @@ for (const setup of setups) {
     // Last: its refusals count against this address's failed authentications (shared by the
     // instances), which the first requests of the bursts above must not find used up.
     it("a key disabled, rotated or deleted, or its account disabled, through one process's admin API is refused by all within a second", async () => {
-      const operator = (await createAdminToken(store, { role: 'operator' })).secret;
+      const operator = (await createAdminToken(store, { role: 'operator' }, CLI_ACTOR)).secret;
       const admin = adminClient(bases()[0]!);
       const body = { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 20 };
       const { accountId, keyId, secret } = await newKey('1');

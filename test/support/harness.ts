@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { pino, type Logger } from 'pino';
 import { createAccount } from '../../src/admin/accounts.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey, type NewKeyInput } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/http/gateway.js';
@@ -100,8 +101,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     database,
     async newAccount(balanceUsd, key = {}) {
       accounts += 1;
-      const account = await createAccount(store, { name: `account-${accounts}-${Date.now()}`, balanceUsd });
-      const created = await createKey(store, { accountRef: account.id, ...key });
+      const account = await createAccount(store, { name: `account-${accounts}-${Date.now()}`, balanceUsd }, CLI_ACTOR);
+      const created = await createKey(store, { accountRef: account.id, ...key }, CLI_ACTOR);
       return { accountId: account.id, keyId: created.key.id, secret: created.secret };
     },
     client(secret, clientOptions = {}) {

@@ -22,7 +22,7 @@ import { registerKeyRoutes } from './keys.js';
 import { createAdminAuthentication, requireRole } from './auth.js';
 import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
 import type { AdminRouteDeps } from './context.js';
-import { SESSION_COOKIE } from '../console/session-cookie.js';
+import { SESSION_COOKIE } from '../session/session-cookie.js';
 
 export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { separateListener: boolean }): void {
   app.decorateRequest('adminToken', null);

@@ -5,7 +5,7 @@
  * authenticator likewise accepts only `sk-tg-…`, so an admin token gets 401 there.
  *
  * Without an Authorization header, the web console's session cookie is accepted instead
- * (console/session-auth.ts, with its CSRF checks). An admin token's session acts as that token; a
+ * (session/session-auth.ts, with its CSRF checks). An admin token's session acts as that token; a
  * key holder's session is authenticated but has no role, so every operator route refuses it (403).
  */
 import type { FastifyRequest, onRequestAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
@@ -14,7 +14,7 @@ import { ADMIN_TOKEN_PREFIX } from '../../auth/key-secret.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { AccountRecord, AdminRole, AdminTokenRecord, ApiKeyRecord } from '../../store/store.js';
 import { lookUpGuarded } from '../auth-guards.js';
-import { consoleSessionOf, type SessionAuthDeps } from '../console/session-auth.js';
+import { consoleSessionOf, type SessionAuthDeps } from '../session/session-auth.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -62,7 +62,7 @@ import { createApiHooks, requireContext } from '../api-hooks.js';
 import { decodeRequestLogCursor, encodeRequestLogCursor } from '../admin/cursor.js';
 import { invalidInputError } from '../input-errors.js';
 import { modelsForKey } from '../routes/models.js';
-import { consoleSessionOf, type SessionAuthDeps } from './session-auth.js';
+import { consoleSessionOf, type SessionAuthDeps } from '../session/session-auth.js';
 
 export interface SelfRouteDeps extends SessionAuthDeps {
   now: () => number;

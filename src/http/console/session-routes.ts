@@ -1,7 +1,7 @@
 /**
  * `/console/api/session`: log in (an admin token or an API key for a session cookie), who am I,
  * log out. The credential is sent once, in the body, and never again: from then on the browser
- * holds only the HTTP-only cookie (session-cookie.ts).
+ * holds only the HTTP-only cookie (../session/session-cookie.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -12,9 +12,9 @@ import { ADMIN_TOKEN_PREFIX } from '../../auth/key-secret.js';
 import { lookUpGuarded } from '../auth-guards.js';
 import { parseJsonBody } from '../body.js';
 import { invalidInputError } from '../input-errors.js';
-import { refuseCrossSiteChange } from './cross-site.js';
-import { consoleSessionOf, type SessionAuthDeps } from './session-auth.js';
-import { clearedSessionCookie, sessionCookie, sessionIdOf } from './session-cookie.js';
+import { refuseCrossSiteChange } from '../session/cross-site.js';
+import { consoleSessionOf, type SessionAuthDeps } from '../session/session-auth.js';
+import { clearedSessionCookie, sessionCookie, sessionIdOf } from '../session/session-cookie.js';
 
 export interface SessionRouteDeps extends SessionAuthDeps {
   now: () => number;

@@ -12,9 +12,8 @@
  */
 import type { FunctionTool, InputItem } from '../canonical.js';
 import { isRecord, optionalRecord, optionalString, type JsonRecord } from '../field-checks.js';
-import { decodeName } from './decode-tools.js';
 import { requireEnum, requireNonEmptyString, requireString } from './required-fields.js';
-import { flatToolName } from './tool-names.js';
+import { decodeName, flatToolName } from './tool-names.js';
 
 /** The one parameter of the function a custom tool becomes. */
 export const CUSTOM_INPUT_PARAMETER = 'input';

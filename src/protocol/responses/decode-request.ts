@@ -6,7 +6,8 @@
  */
 import { InvalidRequestError, REASONING_EFFORTS, type CanonicalRequest, type ReasoningEffort, type ResponseFormat } from '../canonical.js';
 import { decodeInputItems } from './decode-input.js';
-import { addToolList, decodeName, decodeToolChoice, decodeTools } from './decode-tools.js';
+import { addToolList, decodeToolChoice, decodeTools } from './decode-tools.js';
+import { decodeName } from './tool-names.js';
 import {
   describeType,
   invalidType,

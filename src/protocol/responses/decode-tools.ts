@@ -17,15 +17,11 @@ import {
   optionalBoolean,
   optionalRecord,
   optionalString,
-  patternMismatch,
   type JsonRecord,
 } from '../field-checks.js';
 import { decodeCustomTool } from './custom-tools.js';
 import { requireString } from './required-fields.js';
-import { flatToolName } from './tool-names.js';
-
-/** OpenAI's rule for function (and json_schema format) names. */
-export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+import { decodeName, flatToolName } from './tool-names.js';
 
 const TOOL_CHOICE_MODES = ['none', 'auto', 'required'] as const;
 
@@ -111,13 +107,6 @@ export function unsupportedHostedTool(tool: HostedTool): InvalidRequestError {
     tool.param,
     'unsupported_tool',
   );
-}
-
-/** A name matching {@link FUNCTION_NAME_PATTERN}; `param` is where it sits. */
-export function decodeName(value: unknown, param: string): string {
-  const name = requireString(value, param);
-  if (!FUNCTION_NAME_PATTERN.test(name)) throw patternMismatch(param, FUNCTION_NAME_PATTERN.source);
-  return name;
 }
 
 /** `tools` must be decoded first: a named choice has to be one of them. */

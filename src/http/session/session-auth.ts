@@ -1,10 +1,10 @@
 /**
  * Authentication by the console's session cookie, shared by the admin API (admin/auth.ts) and the
- * console's own routes. A cookie that names no live session is a 401 like a made-up token. Its
- * lookup passes the admin door's guard (http/auth-guards.ts, the door of admin tokens, since a
- * session may stand for one): within this process's budget of lookups, and counted as a failed
- * authentication of the address when it finds nothing, never against the address's API-key
- * failures.
+ * console's own routes (console/), so it sits in neither of them. A cookie that names no live
+ * session is a 401 like a made-up token. Its lookup passes the admin door's guard
+ * (http/auth-guards.ts, the door of admin tokens, since a session may stand for one): within this
+ * process's budget of lookups, and counted as a failed authentication of the address when it finds
+ * nothing, never against the address's API-key failures.
  */
 import type { FastifyRequest } from 'fastify';
 import { isSessionIdShaped, resolveConsoleSession, type ConsoleSubject } from '../../admin/console-sessions.js';
