@@ -57,7 +57,11 @@ function agrees(text: string): boolean {
   // The read chunk names no more than the schema's would: no finish, no usage, no other choice.
   expect(parsed.chunk.choices?.length).toBe(1);
   expect(parsed.chunk.usage ?? undefined).toBeUndefined();
-  expect(parsed.chunk.choices?.[0]?.finish_reason ?? undefined).toBeUndefined();
+  const choice = parsed.chunk.choices?.[0];
+  expect(choice?.finish_reason ?? undefined).toBeUndefined();
+  expect(choice?.index ?? 0).toBe(0);
+  expect(choice?.delta?.content, text).toBe(plain.content);
+  for (const unread of [choice?.delta?.refusal, choice?.delta?.reasoning, choice?.delta?.reasoning_content, choice?.delta?.tool_calls]) expect(unread ?? undefined).toBeUndefined();
   expect(plain.model, text).toBe(parsed.value.model);
   expect(text.slice(plain.modelAt, plain.modelAt + plain.model.length)).toBe(plain.model);
   return true;
