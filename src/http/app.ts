@@ -29,7 +29,7 @@ import type { Metrics } from './metrics.js';
 import type { RequestLog } from './request-log/request-log.js';
 import { observeApiRequests } from './observe-requests.js';
 import type { RequestTracer } from './request-tracer.js';
-import { createClientErrorHandler, createConnectHandler, createExpectationHandler, type ClientErrorDeps } from './client-errors.js';
+import { createClientErrorHandler, createConnectHandler, createExpectationHandler, OpenResponses, type ClientErrorDeps } from './client-errors.js';
 import { watchSilentConnections } from './silent-connections.js';
 import { toGatewayError } from './errors.js';
 import { clientErrorCode, errorBody, errorShapeOf } from './error-shapes.js';
@@ -87,7 +87,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const limits = deps.config.limits;
   // What a client answered before its body has arrived may still send (lingering-close.ts).
   const lingerBytes = LINGER_BODY_LIMITS * limits.max_body_bytes;
+  // A parser error on a connection whose response is under way must not write over it.
+  const openResponses = new OpenResponses();
   const refusals: ClientErrorDeps = {
+    openResponses,
     newRequestId,
     log: deps.logger as FastifyBaseLogger,
     count: (code) => deps.metrics.answers.inc({ route: 'unknown', code }),
@@ -144,6 +147,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // These two hooks run on every request and do nothing asynchronous: callback style spares each
   // request a promise and a microtask turn per hook.
   app.addHook('onRequest', (request, reply, done) => {
+    openResponses.add(request.raw.socket, reply.raw);
     reply.header('x-request-id', request.id);
     // What Node's requireHostHeader would refuse with an empty 400 (RFC 9112 §3.2). Answered
     // here, so the request goes no further (`done` is not called).
@@ -154,6 +158,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
+    openResponses.remove(request.raw.socket, reply.raw);
     deps.metrics.answers.inc({ route: request.routeOptions.url ?? 'unknown', code: reply.gatewayErrorCode ?? 'ok' });
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
     done();

@@ -20,6 +20,8 @@ export interface ClientErrorDeps {
   count: (code: GatewayErrorCode) => void;
   /** How long, and how much, a refused client may still send after the answer (lingering-close.ts). */
   linger: LingerBounds;
+  /** The responses under way on each connection (absent: none is known). */
+  openResponses?: OpenResponses;
 }
 
 /** Node's parser error code → the catalogue entry the client gets. */
@@ -36,10 +38,40 @@ function bodyOf(error: GatewayError): string {
 /** Sockets already answered: Node may report several parser errors for one connection. */
 const answered = new WeakSet<Socket>();
 
-/** A response of this connection already on the wire: writing ours would corrupt it. */
-function responseStarted(socket: Socket): boolean {
-  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  return current?.headersSent === true;
+/**
+ * The responses of each connection that have not finished, for a parser error on a connection to
+ * know whether a response is already on its wire (writing ours would corrupt it), from public API
+ * alone. The app adds each request's response in its onRequest hook (the admin listener's requests
+ * go through it too) and removes it in its onResponse hook; a response whose onResponse did not run
+ * (a client gone) is dropped at the connection's next request, or with the connection.
+ */
+export class OpenResponses {
+  readonly #bySocket = new WeakMap<Socket, ServerResponse[]>();
+
+  add(socket: Socket, response: ServerResponse): void {
+    const open = this.#bySocket.get(socket);
+    if (open === undefined) {
+      this.#bySocket.set(socket, [response]);
+      return;
+    }
+    // A pipelined request, or a connection whose last response ended without its onResponse.
+    const unfinished = open.filter((earlier) => !earlier.writableFinished);
+    unfinished.push(response);
+    this.#bySocket.set(socket, unfinished);
+  }
+
+  remove(socket: Socket, response: ServerResponse): void {
+    const open = this.#bySocket.get(socket);
+    if (open === undefined) return;
+    const index = open.indexOf(response);
+    if (index !== -1) open.splice(index, 1);
+    if (open.length === 0) this.#bySocket.delete(socket);
+  }
+
+  /** Whether a response of this connection has its head written and has not finished. */
+  started(socket: Socket): boolean {
+    return this.#bySocket.get(socket)?.some((response) => response.headersSent && !response.writableFinished) === true;
+  }
 }
 
 /** Fastify's `clientErrorHandler`: Node's `clientError` event, before any route. */
@@ -56,7 +88,7 @@ export function createClientErrorHandler(deps: ClientErrorDeps): (error: Error &
     // The code only: the error carries the raw bytes (`rawPacket`), which may hold a key.
     deps.log.info({ requestId, reason: typeof error.code === 'string' ? error.code : 'unknown', status: gatewayError.status }, 'refused before routing');
     deps.count(gatewayError.errorCode);
-    if (!socket.writable || responseStarted(socket)) {
+    if (!socket.writable || deps.openResponses?.started(socket) === true) {
       socket.destroy();
       return;
     }

@@ -1,5 +1,5 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SseWriter } from './sse-writer.js';
@@ -111,5 +111,33 @@ describe('SseWriter', () => {
     response.destroy();
     await expect.poll(() => released, { timeout: 10_000 }).toBe(true);
     expect(openAfter).toBe(false);
+  });
+
+  it('sends the head with the first frames, in one write, also when they come later', async () => {
+    const { url } = await serverWith(async (writer) => {
+      // Long enough for a head sent on its own to reach the client alone.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      writer.write('data: 1\n\n');
+      await nextTurn();
+      writer.end('data: [DONE]\n\n');
+    });
+    const { port } = new URL(url);
+    const first = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n'));
+      socket.once('data', (chunk: Buffer) => {
+        resolve(chunk.toString('latin1'));
+        socket.destroy();
+      });
+      socket.on('error', reject);
+    });
+    // The first bytes the client receives are the head and the first frame, together.
+    expect(first).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n[0-9a-f]+\r\ndata: 1\n\n\r\n/);
+  });
+
+  it('sends the head when the answer ends without a frame', async () => {
+    const { url } = await serverWith((writer) => writer.end());
+    const response = await open(url);
+    expect(response.statusCode).toBe(200);
+    expect(await readAll(response)).toBe('');
   });
 });

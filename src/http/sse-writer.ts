@@ -18,12 +18,19 @@ export class SseWriter {
   #wrote = false;
 
   /**
-   * @param response headers already set (status, content type); they leave with the first write
+   * @param response its head written (`writeHead`: status, content type); it leaves with the first write
    * @param onFirstWrite called once, when the first bytes of the answer go to the socket
    */
   constructor(response: ServerResponse, onFirstWrite: () => void) {
     this.#response = response;
     this.#onFirstWrite = onFirstWrite;
+    // The head is handed to the socket now, corked until the first frames: it still leaves with
+    // them, in their one write. Node keeps the header block for as long as the response lives (the
+    // whole stream), built as a rope of some forty pieces; handed over on its own rather than
+    // joined to the first frames, it is that very string that is written, which flattens it: about
+    // 750 bytes less per open stream (docs/architecture.md, "Streams").
+    response.cork();
+    response.flushHeaders();
   }
 
   /** Whether the answer can still be written (not ended, client still there). */
@@ -78,8 +85,11 @@ export class SseWriter {
     if (this.#pending === '' || !this.open) return;
     const text = this.#pending;
     this.#pending = '';
+    const first = !this.#wrote;
     this.#firstWrite();
     this.#response.write(text);
+    // The head and the first frames go out together (`end` uncorks on its own).
+    if (first) this.#response.uncork();
   }
 
   #firstWrite(): void {

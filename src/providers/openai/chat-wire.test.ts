@@ -96,11 +96,12 @@ describe('toChatBody', () => {
 });
 
 describe('ChatChunkReader', () => {
-  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): Record<string, unknown> => ({
-    id: 'c',
-    object: 'chat.completion.chunk',
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
-  });
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): string =>
+    JSON.stringify({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    });
 
   it('reads reasoning text from either non-standard field', () => {
     const reader = new ChatChunkReader();
@@ -137,20 +138,20 @@ describe('ChatChunkReader', () => {
   it('maps finish reasons, usage with details missing, and an in-band error', () => {
     const reader = new ChatChunkReader();
     expect(reader.read(chunk({}, 'length'))).toEqual([{ type: 'finish', reason: 'length' }]);
-    expect(reader.read({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 2 } })).toEqual([
+    expect(reader.read(JSON.stringify({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 2 } }))).toEqual([
       { type: 'usage', usage: { inputTokens: 5, cachedInputTokens: 0, outputTokens: 2, reasoningTokens: 0 } },
     ]);
     expect(new ChatChunkReader().read(chunk({}, 'content_filter'))).toEqual([{ type: 'finish', reason: 'content_filter' }]);
-    expect(new ChatChunkReader().read({ error: { message: 'overloaded' } })).toEqual([{ type: 'error', code: 'upstream_error', message: 'overloaded' }]);
-    expect(new ChatChunkReader().read({ error: 'nope' })).toEqual([{ type: 'error', code: 'upstream_error', message: 'The upstream reported an error.' }]);
+    expect(new ChatChunkReader().read(JSON.stringify({ error: { message: 'overloaded' } }))).toEqual([{ type: 'error', code: 'upstream_error', message: 'overloaded' }]);
+    expect(new ChatChunkReader().read(JSON.stringify({ error: 'nope' }))).toEqual([{ type: 'error', code: 'upstream_error', message: 'The upstream reported an error.' }]);
   });
 
   it('tolerates odd fields but refuses what is not a chunk', () => {
     const reader = new ChatChunkReader();
-    expect(reader.read({ choices: [{ index: 0, delta: { content: 'ok', tool_calls: 'weird' }, finish_reason: null }], usage: 'n/a' })).toEqual([{ type: 'text-delta', delta: 'ok' }]);
-    expect(() => reader.read([1, 2])).toThrow(UnreadableStreamError);
-    expect(() => reader.read('text')).toThrow(UnreadableStreamError);
-    expect(() => reader.read({ choices: 'none' })).toThrow(UnreadableStreamError);
+    expect(reader.read(JSON.stringify({ choices: [{ index: 0, delta: { content: 'ok', tool_calls: 'weird' }, finish_reason: null }], usage: 'n/a' }))).toEqual([{ type: 'text-delta', delta: 'ok' }]);
+    expect(() => reader.read(JSON.stringify([1, 2]))).toThrow(UnreadableStreamError);
+    expect(() => reader.read(JSON.stringify('text'))).toThrow(UnreadableStreamError);
+    expect(() => reader.read(JSON.stringify({ choices: 'none' }))).toThrow(UnreadableStreamError);
   });
 });
 

@@ -11,6 +11,7 @@ import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 import { readReportedCount, reportedTokenCount } from '../shared/reported-count.js';
+import { readPlainChunk } from './chat-chunk-text.js';
 
 type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
 
@@ -181,71 +182,7 @@ const chatChunkSchema = z.object({
   usage: chatUsageSchema.nullish().catch(null),
 });
 
-type ChatChunk = z.infer<typeof chatChunkSchema>;
-
-/**
- * A chunk read as `chatChunkSchema` reads it, without the schema: the same value for the same
- * chunk, at a fraction of the cost, for the chunks every stream parses (its finish and usage
- * chunks, and content a known shape did not fit). Undefined for a chunk with tool calls, or one
- * the schema refuses: the schema reads those.
- */
-export function readChunkPlainly(chunk: Record<string, unknown>): ChatChunk | undefined {
-  const choices = chunk.choices;
-  let readChoices: ChatChunk['choices'];
-  if (choices === undefined || choices === null) {
-    readChoices = choices;
-  } else {
-    if (!Array.isArray(choices)) return undefined;
-    readChoices = [];
-    for (const choice of choices as unknown[]) {
-      if (!isRecord(choice)) return undefined;
-      const delta = choice.delta;
-      let readDelta: NonNullable<ChatChunk['choices']>[number]['delta'];
-      if (delta === undefined || delta === null || !isRecord(delta)) {
-        readDelta = delta === undefined ? undefined : null;
-      } else {
-        if (delta.tool_calls !== undefined && delta.tool_calls !== null) return undefined;
-        readDelta = {
-          content: plainText(delta.content),
-          reasoning_content: delta.reasoning_content,
-          reasoning: delta.reasoning,
-          refusal: plainText(delta.refusal),
-          tool_calls: delta.tool_calls,
-        };
-      }
-      readChoices.push({ index: plainInteger(choice.index), delta: readDelta, finish_reason: plainText(choice.finish_reason) });
-    }
-  }
-  return { choices: readChoices, usage: readUsagePlainly(chunk.usage) };
-}
-
-function readUsagePlainly(usage: unknown): ChatChunk['usage'] {
-  if (usage === undefined || usage === null || !isRecord(usage)) return usage === undefined ? undefined : null;
-  const prompt = usage.prompt_tokens_details;
-  const completion = usage.completion_tokens_details;
-  return {
-    prompt_tokens: plainCount(usage.prompt_tokens),
-    completion_tokens: plainCount(usage.completion_tokens),
-    prompt_tokens_details: prompt === undefined || prompt === null || !isRecord(prompt) ? (prompt === undefined ? undefined : null) : { cached_tokens: plainCount(prompt.cached_tokens) },
-    completion_tokens_details:
-      completion === undefined || completion === null || !isRecord(completion) ? (completion === undefined ? undefined : null) : { reasoning_tokens: plainCount(completion.reasoning_tokens) },
-  };
-}
-
-/** `optionalString`: a string, absent, or null for anything else. */
-function plainText(value: unknown): string | null | undefined {
-  return value === undefined ? undefined : typeof value === 'string' ? value : null;
-}
-
-/** `z.number().int().nullish().catch(null)`. */
-function plainInteger(value: unknown): number | null | undefined {
-  return value === undefined ? undefined : Number.isSafeInteger(value) ? (value as number) : null;
-}
-
-/** `reportedTokenCount`: a whole non-negative count, absent (null kept), or NaN for anything else. */
-function plainCount(value: unknown): number | null | undefined {
-  return value === null ? null : readReportedCount(value);
-}
+export type ChatChunk = z.infer<typeof chatChunkSchema>;
 
 const chatCompletionSchema = z.object({
   choices: z.array(
@@ -321,6 +258,44 @@ export function readChunkBySchema(chunk: unknown): ChatChunk {
   return parsed.data;
 }
 
+/** One streamed Chat chunk as the gateway reads it (`readChatChunk`). */
+export interface ReadChatChunk {
+  /**
+   * What `chatChunkSchema` reads of it; read by the pattern, a chunk that carries the same events.
+   * Undefined for an in-band error.
+   */
+  chunk: ChatChunk | undefined;
+  /** An in-band error's message, as the upstream wrote it; undefined for a chunk. */
+  error: string | undefined;
+  /** The parsed text; undefined when the chunk was read by the pattern. */
+  parsed: unknown;
+  /** Read by the pattern: the top-level `model` as written (it has no escapes). */
+  model: string | undefined;
+  /** Read by the pattern: where the model's text starts; -1 otherwise. */
+  modelAt: number;
+}
+
+/**
+ * The one reader of a streamed Chat chunk, from its text. `chatChunkSchema` says what a chunk
+ * means; a plain content chunk, almost every chunk of a stream, is read by one fixed pattern
+ * instead (chat-chunk-text.ts), to the same events, and anything else is parsed and read by the
+ * schema. Throws `UnreadableStreamError` on garbage.
+ */
+export function readChatChunk(text: string): ReadChatChunk {
+  const plain = readPlainChunk(text);
+  if (plain !== undefined) {
+    const chunk: ChatChunk = { choices: [{ index: 0, delta: { content: plain.content }, finish_reason: null }], usage: null };
+    return { chunk, error: undefined, parsed: undefined, model: plain.model, modelAt: plain.modelAt };
+  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream chunk that is not JSON.');
+  const value = parsed.value;
+  if (isRecord(value) && value.error !== undefined && value.error !== null) {
+    return { chunk: undefined, error: inBandErrorMessage(value.error), parsed: value, model: undefined, modelAt: -1 };
+  }
+  return { chunk: readChunkBySchema(value), error: undefined, parsed: value, model: undefined, modelAt: -1 };
+}
+
 /** The tool calls of a reader that has seen none: empty, and never added to. */
 const NO_CALLS: Set<number> = new Set();
 
@@ -342,12 +317,15 @@ export class ChatChunkReader {
     return this.#finishReason;
   }
 
+  /** The events of one chunk's text (`readChatChunk`); throws `UnreadableStreamError` on garbage. */
+  read(text: string): CanonicalEvent[] {
+    return this.events(readChatChunk(text));
+  }
+
   /** The events of one chunk. An in-band `error` object becomes an `error` event (raw message). */
-  read(chunk: unknown): CanonicalEvent[] {
-    if (isRecord(chunk) && chunk.error !== undefined && chunk.error !== null) {
-      return [{ type: 'error', code: 'upstream_error', message: inBandErrorMessage(chunk.error) }];
-    }
-    const data = (isRecord(chunk) ? readChunkPlainly(chunk) : undefined) ?? readChunkBySchema(chunk);
+  events(read: ReadChatChunk): CanonicalEvent[] {
+    const data = read.chunk;
+    if (data === undefined) return [{ type: 'error', code: 'upstream_error', message: read.error ?? inBandErrorMessage(undefined) }];
     const events: CanonicalEvent[] = [];
     const choice = data.choices?.find((candidate) => (candidate.index ?? 0) === 0);
     let finishedNow = false;
@@ -461,9 +439,7 @@ export class ChatStreamTranslator implements StreamTranslator {
       this.#done = true;
       return this.#ending();
     }
-    const parsed = parseJson(event.data);
-    if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream chunk that is not JSON.');
-    return this.#reader.read(parsed.value).filter((canonical) => canonical.type !== 'finish');
+    return this.#reader.read(event.data).filter((canonical) => canonical.type !== 'finish');
   }
 
   endOfBody(): CanonicalEvent[] | undefined {

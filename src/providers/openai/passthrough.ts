@@ -14,8 +14,7 @@ import { UnreadableStreamError } from '../shared/stream-translator.js';
 import { failureFrame } from '../shared/passthrough-frames.js';
 import { failureText, PassthroughReader, type PassthroughFramer } from '../shared/passthrough-reader.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
-import { ChunkShape, type PlainChunk } from './chat-chunk-shape.js';
-import { ChatChunkReader, chatCompletionMeterEvents, inBandErrorMessage } from './chat-wire.js';
+import { ChatChunkReader, chatCompletionMeterEvents, inBandErrorMessage, readChatChunk, type ReadChatChunk } from './chat-wire.js';
 import { ResponsesEventReader, responsesObjectMeterEvents } from './responses-wire.js';
 import { clientModelOf, renameWholeAnswer, replaceModelName, withClientModel } from '../shared/model-name.js';
 
@@ -90,74 +89,48 @@ function wholeAnswer(client: UpstreamHttpClient, text: string, chat: boolean, cl
   return { kind: 'json', body, text: renameWholeAnswer(text, upstreamModel, clientModel) ?? JSON.stringify(body), events };
 }
 
-/**
- * Chunks of a stream parsed (not of a known shape) before other shapes stop being looked for: a
- * stream of tool calls or reasoning, which no content shape fits, is then parsed without trying
- * them all first.
- */
-const MAX_PARSED = 4;
+/** A UTF-16 surrogate, paired or not. */
+const SURROGATE = /[\ud800-\udfff]/;
 
 const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [], last: true });
 
 /** Chat chunks → frames. The upstream's text is forwarded byte for byte, but for the model name. */
-class ChatFramer implements PassthroughFramer {
+export class ChatFramer implements PassthroughFramer {
   readonly #reader = new ChatChunkReader();
   readonly #clientWantsUsage: boolean;
   readonly #redact: Redactor;
   readonly #clientModel: string;
-  /** The client's model as the text of a JSON string (between the quotes). */
-  readonly #clientModelText: string;
-  /** The shape of the last content chunk: the next is read without parsing it, when it has it too. */
-  #shape: ChunkShape | undefined;
-  /** Chunks parsed before the finish chunk: past a few, no other shape is looked for. */
-  #parsed = 0;
+  /** The client's model as a JSON string. */
+  readonly #clientModelJson: string;
 
   constructor(clientWantsUsage: boolean, redact: Redactor, clientModel: string) {
     this.#clientWantsUsage = clientWantsUsage;
     this.#redact = redact;
     this.#clientModel = clientModel;
-    this.#clientModelText = JSON.stringify(clientModel).slice(1, -1);
+    this.#clientModelJson = JSON.stringify(clientModel);
   }
 
   frame(event: string | undefined, data: string, text: string): PassthroughFrame {
     if (data === '[DONE]') return DONE_FRAME;
-    // Past the finish chunk the reader reads no content, so no shape applies.
-    const plain = this.#reader.finishReason === undefined ? this.#plainChunk(data) : undefined;
-    if (plain !== undefined && !plain.modelText.includes('\\')) return this.#plainFrame(event, data, text, plain);
-    const parsed = parseJson(data);
-    if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream chunk that is not JSON.');
-    const events = this.#reader.read(parsed.value);
-    const error = events.find((candidate) => candidate.type === 'error');
-    if (error !== undefined) return failureFrame({ message: this.#redact(error.message), inBand: true });
-    if (this.#reader.finishReason === undefined && this.#parsed < MAX_PARSED) {
-      this.#parsed += 1;
-      this.#shape = ChunkShape.learn(data, parsed.value, events) ?? this.#shape;
-    }
+    const read = readChatChunk(data);
+    const events = this.#reader.events(read);
+    if (read.error !== undefined) return failureFrame({ message: this.#redact(read.error), inBand: true });
     // The usage chunk was forced on for metering; a client that did not ask for it must not see it.
-    const usageChunk = isRecord(parsed.value) && Array.isArray(parsed.value.choices) && parsed.value.choices.length === 0;
-    if (usageChunk && !this.#clientWantsUsage) return { sse: '', events };
-    const sent = renamed(data, parsed.value, this.#clientModel);
+    if (read.chunk?.choices?.length === 0 && !this.#clientWantsUsage) return { sse: '', events };
+    const sent = this.#renamed(data, read);
     // A chunk goes out as `data:` alone (an `event:` line the upstream added is not Chat's).
     return { sse: sent === data && event === undefined ? text : sseText(undefined, sent), events };
   }
 
-  /** A content chunk of the known shape: its content is its one canonical event. */
-  #plainFrame(event: string | undefined, data: string, text: string, plain: PlainChunk): PassthroughFrame {
-    const events: CanonicalEvent[] = plain.content === '' ? [] : [{ type: 'text-delta', delta: plain.content }];
-    const { modelText, modelAt } = plain;
-    // The one `model` pair renamed, as `renamed` does it (the shape has no other).
-    const sent = modelText === this.#clientModel ? data : `${data.slice(0, modelAt)}${this.#clientModelText}${data.slice(modelAt + modelText.length)}`;
-    return { sse: sent === data && event === undefined ? text : sseText(undefined, sent), events };
-  }
-
-  /** What `data` says when it has the last chunk's shape, or (early in the stream) another known one. */
-  #plainChunk(data: string): PlainChunk | undefined {
-    const plain = this.#shape?.read(data);
-    if (plain !== undefined || this.#parsed >= MAX_PARSED) return plain;
-    const known = ChunkShape.find(data, this.#shape);
-    if (known === undefined) return undefined;
-    this.#shape = known.shape;
-    return known.plain;
+  /** The chunk's text naming the client's model: as `renamed` does it, in place when the pattern read it. */
+  #renamed(data: string, read: ReadChatChunk): string {
+    if (read.parsed !== undefined) return renamed(data, read.parsed, this.#clientModel);
+    const model = read.model;
+    if (model === undefined || model === this.#clientModel) return data;
+    // A chunk the pattern read has one `model` pair. Its text is the model's own unless it holds a
+    // surrogate (JSON.stringify escapes a lone one): such a chunk is renamed the general way.
+    if (SURROGATE.test(model)) return renamed(data, JSON.parse(data), this.#clientModel);
+    return `${data.slice(0, read.modelAt - 1)}${this.#clientModelJson}${data.slice(read.modelAt + model.length + 1)}`;
   }
 
   end(error: unknown): PassthroughFrame {
