@@ -64,10 +64,6 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
         }
       });
     },
-    async refund(subject, points, limit, windowSeconds) {
-      // A refund lost to an outage only leaves the window fuller than it should be, never emptier.
-      await limiter.refund(subject, points, limit, windowSeconds).catch(() => undefined);
-    },
     close: () => limiter.close(),
   };
 }

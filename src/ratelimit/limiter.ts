@@ -20,8 +20,6 @@ export interface Limiter {
    * denial. With 0 points it only reads the window (`remaining`).
    */
   consume(subject: string, points: number, limit: number, windowSeconds: number): Promise<LimitDecision>;
-  /** Gives back `points` taken by an admitted `consume` that turned out not to count. */
-  refund(subject: string, points: number, limit: number, windowSeconds: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,9 +51,6 @@ export function createFlexibleLimiter(factory: LimiterFactory, onClose: () => Pr
         }
         throw rejection;
       }
-    },
-    async refund(subject, points, limit, windowSeconds) {
-      await limiterFor(limit, windowSeconds).reward(subject, points);
     },
     close: onClose,
   };

@@ -88,7 +88,6 @@ describe('clients that give up early', () => {
         if (subject.startsWith('tok:')) await sleep(300);
         return memory.consume(subject, points, limit, windowSeconds);
       },
-      refund: (subject, points, limit, windowSeconds) => memory.refund(subject, points, limit, windowSeconds),
       close: () => memory.close(),
     };
     harness = await startHarness({
