@@ -60,7 +60,7 @@ export interface AppDeps {
   tracer?: RequestTracer;
   logger: Logger;
   now: () => number;
-  /** The admin API has its own listener (gateway.ts): refuse it here and /v1 there. */
+  /** The admin API has its own listener (server/gateway.ts): refuse it here and /v1 there. */
   adminListener?: boolean;
   /** Records each routed /v1 request (absent with `log.enabled: false`). */
   requestLog?: RequestLog;

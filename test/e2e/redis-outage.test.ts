@@ -11,7 +11,7 @@ import { createAccount } from '../../src/admin/accounts.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createGateway, type Gateway } from '../../src/http/gateway.js';
+import { createGateway, type Gateway } from '../../src/server/gateway.js';
 import { setUpLimits, type LimitsSetup } from '../../src/server/limits-setup.js';
 import { createMetrics, type Metrics } from '../../src/http/metrics.js';
 import { OUTAGE_MESSAGES } from '../../src/ratelimit/outage-log.js';

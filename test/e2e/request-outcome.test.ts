@@ -11,7 +11,7 @@ import { createAccount } from '../../src/admin/accounts.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createGateway, type Gateway } from '../../src/http/gateway.js';
+import { createGateway, type Gateway } from '../../src/server/gateway.js';
 import type { RequestOutcome } from '../../src/http/request-outcome.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
 import { openStore } from '../../src/store/open-store.js';

@@ -32,7 +32,7 @@ describe('import direction', () => {
 
   it.each([
     ['src/http/example.ts', "import { Router } from '../routing/router.js';\nexport const x = Router;"],
-    ['src/server/example.ts', "import { createGateway } from '../http/gateway.js';\nexport const x = createGateway;"],
+    ['src/server/example.ts', "import { buildApp } from '../http/app.js';\nexport const x = buildApp;"],
     ['src/cli/example.ts', "import { runServe } from '../server/serve.js';\nexport const x = runServe;"],
     ['src/routing/example.ts', "import type { Provider } from '../providers/provider.js';\nexport type X = Provider;"],
     ['src/providers/example.ts', "import type { Usage } from '../protocol/canonical.js';\nexport type X = Usage;"],
