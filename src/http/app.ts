@@ -32,7 +32,7 @@ import type { RequestTracer } from './request-tracer.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, OpenResponses, type ClientErrorDeps } from './client-errors.js';
 import { watchSilentConnections } from './silent-connections.js';
 import { toGatewayError } from './errors.js';
-import { clientErrorCode, errorBody, errorShapeOf } from './error-shapes.js';
+import { clientErrorCode, errorBody, errorShapeOf } from '../errors/error-shapes.js';
 import { registerConsole } from './console/console.js';
 import { registerCountTokensRoute } from './routes/count-tokens.js';
 import { registerModelRoutes } from './routes/models.js';
@@ -68,7 +68,7 @@ export interface AppDeps {
   announceKeyChange?: () => Promise<void>;
 }
 
-/** Renders `error` in the error shape of the route's surface (see error-shapes.ts). */
+/** Renders `error` in the error shape of the route's surface (see errors/error-shapes.ts). */
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   const shape = errorShapeOf(reply.request.url, reply.request.headers);
   reply.gatewayErrorCode = error.errorCode;

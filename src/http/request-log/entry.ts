@@ -8,7 +8,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestLogEntry } from '../../store/store.js';
-import { clientErrorCode } from '../error-shapes.js';
+import { clientErrorCode } from '../../errors/error-shapes.js';
 
 /** What the body capture kept for a request whose model logs bodies. */
 export interface CapturedBodies {
