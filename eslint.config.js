@@ -1,24 +1,26 @@
 // Lint rules, including the import direction of docs/architecture.md:
 // server → http → auth | billing | ratelimit | routing → providers → protocol.
 // `protocol` imports nothing of ours; providers never import http, store or billing; only cli
-// imports server (the process runtime).
+// imports server (the process runtime). `request-log` (the /v1 request log: rows, writer,
+// retention) sits beside http: http and server use it, it uses store, config, lib and errors.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Layers each folder under src/ may NOT import. */
 const forbidden = {
-  protocol: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'lib', 'errors', 'server', 'alerts'],
-  lib: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts'],
-  errors: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts'],
-  providers: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'store', 'cli', 'admin', 'server', 'alerts'],
-  routing: ['http', 'auth', 'billing', 'ratelimit', 'store', 'cli', 'admin', 'server', 'alerts'],
-  auth: ['http', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts'],
-  billing: ['http', 'auth', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts'],
-  ratelimit: ['http', 'auth', 'billing', 'routing', 'providers', 'store', 'cli', 'server', 'alerts'],
-  store: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts'],
-  config: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts'],
-  admin: ['http', 'cli', 'routing', 'providers', 'server', 'alerts'],
-  alerts: ['http', 'auth', 'ratelimit', 'providers', 'cli', 'admin', 'server'],
+  protocol: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'lib', 'errors', 'server', 'alerts', 'request-log'],
+  lib: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log'],
+  errors: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log'],
+  providers: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log'],
+  routing: ['http', 'auth', 'billing', 'ratelimit', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log'],
+  auth: ['http', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log'],
+  billing: ['http', 'auth', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log'],
+  ratelimit: ['http', 'auth', 'billing', 'routing', 'providers', 'store', 'cli', 'server', 'alerts', 'request-log'],
+  store: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts', 'request-log'],
+  config: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log'],
+  admin: ['http', 'cli', 'routing', 'providers', 'server', 'alerts', 'request-log'],
+  alerts: ['http', 'auth', 'ratelimit', 'providers', 'cli', 'admin', 'server', 'request-log'],
+  'request-log': ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts'],
   http: ['cli', 'server'],
   server: ['cli'],
 };

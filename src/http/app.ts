@@ -26,7 +26,7 @@ import { registerBodyParser } from './body.js';
 import { LINGER_BODY_LIMITS, LINGER_MS, lingerAfterEarlyAnswers, REFUSAL_LINGER_MS } from './lingering-close.js';
 import type { InFlight } from './in-flight.js';
 import type { Metrics } from './metrics.js';
-import type { RequestLog } from './request-log/request-log.js';
+import type { RequestLog } from '../request-log/request-log.js';
 import { observeApiRequests } from './observe-requests.js';
 import type { RequestTracer } from './request-tracer.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, OpenResponses, type ClientErrorDeps } from './client-errors.js';
@@ -198,7 +198,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     now: deps.now,
   };
   // The route's surface is in its config, so that a refusal before the handler (key, limits, body)
-  // is logged with it too (request-log/entry.ts).
+  // is logged with it too (src/request-log/entry.ts).
   const answerRoute = (path: string, adapter: SurfaceAdapter, hooks: typeof onRequest): void => {
     app.post(path, { onRequest: hooks, config: { surface: adapter.surface } }, createAnswerHandler(adapter, services));
   };

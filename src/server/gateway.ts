@@ -27,7 +27,7 @@ import { buildApp } from '../http/app.js';
 import { InFlight } from '../http/in-flight.js';
 import { createMetrics, type Metrics } from '../http/metrics.js';
 import { watchSilentConnections } from '../http/silent-connections.js';
-import { createRequestLog, type RequestLog } from '../http/request-log/request-log.js';
+import { createRequestLog, type RequestLog } from '../request-log/request-log.js';
 import type { RequestTracer } from '../http/request-tracer.js';
 
 export interface GatewayOptions {

@@ -26,6 +26,10 @@ describe('import direction', () => {
     ['src/billing/example.ts', "import { buildApp } from '../http/app.js';\nexport const x = buildApp;"],
     ['src/alerts/example.ts', "import { buildApp } from '../http/app.js';\nexport const x = buildApp;"],
     ['src/store/example.ts', "import { createAlerts } from '../alerts/alerts.js';\nexport const x = createAlerts;"],
+    ['src/request-log/example.ts', "import { buildApp } from '../http/app.js';\nexport const x = buildApp;"],
+    ['src/request-log/example.ts', "import { Router } from '../routing/router.js';\nexport const x = Router;"],
+    ['src/store/example.ts', "import { createRequestLog } from '../request-log/request-log.js';\nexport const x = createRequestLog;"],
+    ['src/billing/example.ts', "import { createRequestLog } from '../request-log/request-log.js';\nexport const x = createRequestLog;"],
   ])('%s may not import upward', async (filePath, code) => {
     expect(await violations(filePath, code)).toHaveLength(1);
   });
@@ -38,6 +42,10 @@ describe('import direction', () => {
     ['src/providers/example.ts', "import type { Usage } from '../protocol/canonical.js';\nexport type X = Usage;"],
     ['src/http/example.ts', "import { createAlerts } from '../alerts/alerts.js';\nexport const x = createAlerts;"],
     ['src/alerts/example.ts', "import type { Store } from '../store/store.js';\nexport type X = Store;"],
+    ['src/http/example.ts', "import { createRequestLog } from '../request-log/request-log.js';\nexport const x = createRequestLog;"],
+    ['src/server/example.ts', "import { createRequestLog } from '../request-log/request-log.js';\nexport const x = createRequestLog;"],
+    ['src/request-log/example.ts', "import type { Store } from '../store/store.js';\nexport type X = Store;"],
+    ['src/request-log/example.ts', "import { clientErrorCode } from '../errors/error-shapes.js';\nexport const x = clientErrorCode;"],
   ])('%s may import downward', async (filePath, code) => {
     expect(await violations(filePath, code)).toHaveLength(0);
   });

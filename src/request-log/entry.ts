@@ -7,8 +7,8 @@
  * nor does a client that left before its request had an outcome (it was given no answer).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RequestLogEntry } from '../../store/store.js';
-import { clientErrorCode } from '../../errors/error-shapes.js';
+import type { RequestLogEntry } from '../store/store.js';
+import { clientErrorCode } from '../errors/error-shapes.js';
 
 /** What the body capture kept for a request whose model logs bodies. */
 export interface CapturedBodies {
