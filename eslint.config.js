@@ -3,24 +3,28 @@
 // `protocol` imports nothing of ours; providers never import http, store or billing; only cli
 // imports server (the process runtime). `request-log` (the /v1 request log: rows, writer,
 // retention) sits beside http: http and server use it, it uses store, config, lib and errors.
+// `observability` (metrics, the request's outcome, the tracer interface, the hook that records
+// them) likewise: http, server and request-log use it; it uses routing and ratelimit types,
+// protocol, lib and errors, never http.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Layers each folder under src/ may NOT import. */
 const forbidden = {
-  protocol: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'lib', 'errors', 'server', 'alerts', 'request-log'],
-  lib: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log'],
-  errors: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log'],
-  providers: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log'],
-  routing: ['http', 'auth', 'billing', 'ratelimit', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log'],
-  auth: ['http', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log'],
-  billing: ['http', 'auth', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log'],
-  ratelimit: ['http', 'auth', 'billing', 'routing', 'providers', 'store', 'cli', 'server', 'alerts', 'request-log'],
-  store: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts', 'request-log'],
-  config: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log'],
-  admin: ['http', 'cli', 'routing', 'providers', 'server', 'alerts', 'request-log'],
-  alerts: ['http', 'auth', 'ratelimit', 'providers', 'cli', 'admin', 'server', 'request-log'],
+  protocol: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'lib', 'errors', 'server', 'alerts', 'request-log', 'observability'],
+  lib: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  errors: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  providers: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  routing: ['http', 'auth', 'billing', 'ratelimit', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  auth: ['http', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log', 'observability'],
+  billing: ['http', 'auth', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log', 'observability'],
+  ratelimit: ['http', 'auth', 'billing', 'routing', 'providers', 'store', 'cli', 'server', 'alerts', 'request-log', 'observability'],
+  store: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  config: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  admin: ['http', 'cli', 'routing', 'providers', 'server', 'alerts', 'request-log', 'observability'],
+  alerts: ['http', 'auth', 'ratelimit', 'providers', 'cli', 'admin', 'server', 'request-log', 'observability'],
   'request-log': ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts'],
+  observability: ['http', 'auth', 'billing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log'],
   http: ['cli', 'server'],
   server: ['cli'],
 };

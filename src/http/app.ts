@@ -2,7 +2,7 @@
  * Builds the HTTP app from what it is given (no process-level side effects), so tests can build it
  * with real parts on loopback. The only place that renders errors and streams.
  */
-import './request-outcome.js';
+import '../observability/request-outcome.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
@@ -25,10 +25,10 @@ import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
 import { LINGER_BODY_LIMITS, LINGER_MS, lingerAfterEarlyAnswers, REFUSAL_LINGER_MS } from './lingering-close.js';
 import type { InFlight } from './in-flight.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../request-log/request-log.js';
-import { observeApiRequests } from './observe-requests.js';
-import type { RequestTracer } from './request-tracer.js';
+import { observeApiRequests } from '../observability/observe-requests.js';
+import type { RequestTracer } from '../observability/request-tracer.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, OpenResponses, type ClientErrorDeps } from './client-errors.js';
 import { watchSilentConnections } from './silent-connections.js';
 import { toGatewayError } from './errors.js';
@@ -56,7 +56,7 @@ export interface AppDeps {
    * sum of every worker's, from the cluster primary (server/cluster-metrics.ts).
    */
   scrapeMetrics?: () => Promise<string>;
-  /** Present only when tracing is on (request-tracer.ts). */
+  /** Present only when tracing is on (observability/request-tracer.ts). */
   tracer?: RequestTracer;
   logger: Logger;
   now: () => number;

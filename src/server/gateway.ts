@@ -25,10 +25,10 @@ import type { Store } from '../store/store.js';
 import { createAdminServer } from '../http/admin/admin-listener.js';
 import { buildApp } from '../http/app.js';
 import { InFlight } from '../http/in-flight.js';
-import { createMetrics, type Metrics } from '../http/metrics.js';
+import { createMetrics, type Metrics } from '../observability/metrics.js';
 import { watchSilentConnections } from '../http/silent-connections.js';
 import { createRequestLog, type RequestLog } from '../request-log/request-log.js';
-import type { RequestTracer } from '../http/request-tracer.js';
+import type { RequestTracer } from '../observability/request-tracer.js';
 
 export interface GatewayOptions {
   config: ConfigFile;

@@ -11,7 +11,7 @@ import { DEFAULT_DATABASE_URL, DEFAULT_HOST, DEFAULT_PORT, ENV, type Env } from 
 import { openStore } from '../store/open-store.js';
 import { createGateway } from './gateway.js';
 import { setUpLimits } from './limits-setup.js';
-import { createMetrics } from '../http/metrics.js';
+import { createMetrics } from '../observability/metrics.js';
 import { clusterMetricsScraper } from './cluster-metrics.js';
 import { startTracing } from './tracing.js';
 

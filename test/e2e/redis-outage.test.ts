@@ -13,7 +13,7 @@ import { createKey } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createGateway, type Gateway } from '../../src/server/gateway.js';
 import { setUpLimits, type LimitsSetup } from '../../src/server/limits-setup.js';
-import { createMetrics, type Metrics } from '../../src/http/metrics.js';
+import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { OUTAGE_MESSAGES } from '../../src/ratelimit/outage-log.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
