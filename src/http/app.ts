@@ -36,7 +36,7 @@ import { clientErrorCode, errorBody, errorShapeOf } from '../errors/error-shapes
 import { registerConsole } from './console/console.js';
 import { registerCountTokensRoute } from './routes/count-tokens.js';
 import { registerModelRoutes } from './routes/models.js';
-import { registerStoredResponseRoutes } from './routes/stored-responses.js';
+import { registerStoredResponseRoutes } from './routes/stored-response-routes.js';
 import { anthropicMessagesSurface, chatCompletionsSurface, responsesSurface, type SurfaceAdapter } from './surfaces.js';
 
 export interface AppDeps {
