@@ -1,24 +1,30 @@
 // Lint rules, including the import direction of docs/architecture.md:
 // server → http → auth | billing | ratelimit | routing → providers → protocol.
 // `protocol` imports nothing of ours; providers never import http, store or billing; only cli
-// imports server (the process runtime).
+// imports server (the process runtime). `request-log` (the /v1 request log: rows, writer,
+// retention) sits beside http: http and server use it, it uses store, config, lib and errors.
+// `observability` (metrics, the request's outcome, the tracer interface, the hook that records
+// them) likewise: http, server and request-log use it; it uses routing and ratelimit types,
+// protocol, lib and errors, never http.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Layers each folder under src/ may NOT import. */
 const forbidden = {
-  protocol: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'lib', 'errors', 'server', 'alerts'],
-  lib: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts'],
-  errors: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts'],
-  providers: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'store', 'cli', 'admin', 'server', 'alerts'],
-  routing: ['http', 'auth', 'billing', 'ratelimit', 'store', 'cli', 'admin', 'server', 'alerts'],
-  auth: ['http', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts'],
-  billing: ['http', 'auth', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts'],
-  ratelimit: ['http', 'auth', 'billing', 'routing', 'providers', 'store', 'cli', 'server', 'alerts'],
-  store: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts'],
-  config: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts'],
-  admin: ['http', 'cli', 'routing', 'providers', 'server', 'alerts'],
-  alerts: ['http', 'auth', 'ratelimit', 'providers', 'cli', 'admin', 'server'],
+  protocol: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'lib', 'errors', 'server', 'alerts', 'request-log', 'observability'],
+  lib: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  errors: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  providers: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  routing: ['http', 'auth', 'billing', 'ratelimit', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  auth: ['http', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log', 'observability'],
+  billing: ['http', 'auth', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log', 'observability'],
+  ratelimit: ['http', 'auth', 'billing', 'routing', 'providers', 'store', 'cli', 'server', 'alerts', 'request-log', 'observability'],
+  store: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  config: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
+  admin: ['http', 'cli', 'routing', 'providers', 'server', 'alerts', 'request-log', 'observability'],
+  alerts: ['http', 'auth', 'ratelimit', 'providers', 'cli', 'admin', 'server', 'request-log', 'observability'],
+  'request-log': ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts'],
+  observability: ['http', 'auth', 'billing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log'],
   http: ['cli', 'server'],
   server: ['cli'],
 };

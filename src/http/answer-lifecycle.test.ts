@@ -17,7 +17,7 @@ import type { Store } from '../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { InFlight } from './in-flight.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics } from '../observability/metrics.js';
 
 let store: Store;
 let app: FastifyInstance;

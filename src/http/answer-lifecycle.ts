@@ -3,7 +3,7 @@
  * path the answer takes: the abort signal that stops the upstream when the client goes away, the
  * hold and its keeping (hold keeper), the count of unsettled answers a drain waits for, and the
  * settlement, made in one place (`settle`) and only once, however often it is asked for. It also
- * fills the request's outcome (request-outcome.ts) as the answer goes.
+ * fills the request's outcome (observability/request-outcome.ts) as the answer goes.
  *
  * The delivery asks for the settlement before the last frame of a stream and before a JSON body
  * (docs/architecture.md, Money): a client that received a complete answer was billed for it.
@@ -18,9 +18,9 @@ import type { Surface, Usage } from '../protocol/canonical.js';
 import type { Target } from '../routing/catalog.js';
 import type { ApiContext } from './api-context.js';
 import type { InFlight } from './in-flight.js';
-import type { Metrics } from './metrics.js';
-import { surfaceLabel } from './request-metrics.js';
-import type { RequestOutcome } from './request-outcome.js';
+import type { Metrics } from '../observability/metrics.js';
+import { surfaceLabel } from '../observability/request-metrics.js';
+import type { RequestOutcome } from '../observability/request-outcome.js';
 
 export interface LifecycleServices {
   billing: BillingService;

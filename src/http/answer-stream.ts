@@ -13,7 +13,7 @@ import type { FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames
 import type { OpenedAnswer } from '../routing/router.js';
 import type { AnswerLifecycle } from './answer-lifecycle.js';
 import { SseWriter } from './sse-writer.js';
-import type { KeepResponse } from './stored-responses.js';
+import type { KeepResponse } from './conversation-state.js';
 import { upstreamFailure } from './stream-failures.js';
 import type { ClientEncoder, SurfaceAdapter } from './surfaces.js';
 

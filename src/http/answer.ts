@@ -23,7 +23,7 @@ import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
 import { parseJsonBody } from './body.js';
 import { toGatewayError } from './errors.js';
-import { createResponseKeeper, expandConversation, passthroughResponse } from './stored-responses.js';
+import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
 import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
 
 export interface AnswerServices extends LifecycleServices {

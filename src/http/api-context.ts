@@ -19,7 +19,7 @@ declare module 'fastify' {
   interface FastifyReply {
     /** Set when the answer is an error: its code, for metrics. */
     gatewayErrorCode: string | null;
-    /** Set when the answer is an error: what named it to the client (error-shapes.ts, `clientErrorCode`), for the request log. */
+    /** Set when the answer is an error: what named it to the client (errors/error-shapes.ts, `clientErrorCode`), for the request log. */
     clientErrorCode: string | null;
   }
   interface FastifyContextConfig {

@@ -2,7 +2,7 @@
  * Builds the HTTP app from what it is given (no process-level side effects), so tests can build it
  * with real parts on loopback. The only place that renders errors and streams.
  */
-import './request-outcome.js';
+import '../observability/request-outcome.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
@@ -25,18 +25,18 @@ import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
 import { LINGER_BODY_LIMITS, LINGER_MS, lingerAfterEarlyAnswers, REFUSAL_LINGER_MS } from './lingering-close.js';
 import type { InFlight } from './in-flight.js';
-import type { Metrics } from './metrics.js';
-import type { RequestLog } from './request-log/request-log.js';
-import { observeApiRequests } from './observe-requests.js';
-import type { RequestTracer } from './request-tracer.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { RequestLog } from '../request-log/request-log.js';
+import { observeApiRequests } from '../observability/observe-requests.js';
+import type { RequestTracer } from '../observability/request-tracer.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, OpenResponses, type ClientErrorDeps } from './client-errors.js';
 import { watchSilentConnections } from './silent-connections.js';
 import { toGatewayError } from './errors.js';
-import { clientErrorCode, errorBody, errorShapeOf } from './error-shapes.js';
+import { clientErrorCode, errorBody, errorShapeOf } from '../errors/error-shapes.js';
 import { registerConsole } from './console/console.js';
 import { registerCountTokensRoute } from './routes/count-tokens.js';
 import { registerModelRoutes } from './routes/models.js';
-import { registerStoredResponseRoutes } from './routes/stored-responses.js';
+import { registerStoredResponseRoutes } from './routes/stored-response-routes.js';
 import { anthropicMessagesSurface, chatCompletionsSurface, responsesSurface, type SurfaceAdapter } from './surfaces.js';
 
 export interface AppDeps {
@@ -56,11 +56,11 @@ export interface AppDeps {
    * sum of every worker's, from the cluster primary (server/cluster-metrics.ts).
    */
   scrapeMetrics?: () => Promise<string>;
-  /** Present only when tracing is on (request-tracer.ts). */
+  /** Present only when tracing is on (observability/request-tracer.ts). */
   tracer?: RequestTracer;
   logger: Logger;
   now: () => number;
-  /** The admin API has its own listener (gateway.ts): refuse it here and /v1 there. */
+  /** The admin API has its own listener (server/gateway.ts): refuse it here and /v1 there. */
   adminListener?: boolean;
   /** Records each routed /v1 request (absent with `log.enabled: false`). */
   requestLog?: RequestLog;
@@ -68,7 +68,7 @@ export interface AppDeps {
   announceKeyChange?: () => Promise<void>;
 }
 
-/** Renders `error` in the error shape of the route's surface (see error-shapes.ts). */
+/** Renders `error` in the error shape of the route's surface (see errors/error-shapes.ts). */
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   const shape = errorShapeOf(reply.request.url, reply.request.headers);
   reply.gatewayErrorCode = error.errorCode;
@@ -198,7 +198,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     now: deps.now,
   };
   // The route's surface is in its config, so that a refusal before the handler (key, limits, body)
-  // is logged with it too (request-log/entry.ts).
+  // is logged with it too (src/request-log/entry.ts).
   const answerRoute = (path: string, adapter: SurfaceAdapter, hooks: typeof onRequest): void => {
     app.post(path, { onRequest: hooks, config: { surface: adapter.surface } }, createAnswerHandler(adapter, services));
   };

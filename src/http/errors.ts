@@ -6,7 +6,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { InvalidRequestError } from '../protocol/canonical.js';
 import { UpstreamError } from '../providers/provider.js';
 import { NoTargetAvailableError } from '../routing/router.js';
-import { isDatabaseUnavailable } from './dependency-errors.js';
+import { isDatabaseUnavailable } from '../store/dependency-errors.js';
 
 interface FrameworkError {
   code?: unknown;

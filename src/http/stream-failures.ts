@@ -8,7 +8,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Usage } from '../protocol/canonical.js';
 import { sseFrame } from '../protocol/responses/output-items.js';
 import { usageObject } from '../protocol/responses/response-settings.js';
-import { errorBody } from './error-shapes.js';
+import { errorBody } from '../errors/error-shapes.js';
 
 /** The usual mid-stream failure: the upstream broke off (its message says how, redacted). */
 export function upstreamFailure(message: string): GatewayError {

@@ -15,7 +15,7 @@ import { createMemoryLimiter } from '../ratelimit/memory-limiter.js';
 import { createOutageLog } from '../ratelimit/outage-log.js';
 import { closeRedisClient, createRedisClient, waitForRedis } from '../ratelimit/redis-client.js';
 import { createRedisLimiter } from '../ratelimit/redis-limiter.js';
-import type { Metrics } from '../http/metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 
 export interface LimitsSetup {
   limiter: Limiter;

@@ -13,8 +13,8 @@ import { detectResources, envDetector, defaultResource, resourceFromAttributes }
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { RequestTracer } from '../http/request-tracer.js';
-import type { RequestOutcome } from '../http/request-outcome.js';
+import type { RequestTracer } from '../observability/request-tracer.js';
+import type { RequestOutcome } from '../observability/request-outcome.js';
 import type { AttemptEnd, RouteRequest } from '../routing/router.js';
 import type { Target } from '../routing/catalog.js';
 import type { Tracing, TracingSettings } from './tracing-types.js';

@@ -9,9 +9,9 @@ import { pino, type Logger } from 'pino';
 import { loadConfig } from '../config/load.js';
 import { DEFAULT_DATABASE_URL, DEFAULT_HOST, DEFAULT_PORT, ENV, type Env } from '../config/env.js';
 import { openStore } from '../store/open-store.js';
-import { createGateway } from '../http/gateway.js';
+import { createGateway } from './gateway.js';
 import { setUpLimits } from './limits-setup.js';
-import { createMetrics } from '../http/metrics.js';
+import { createMetrics } from '../observability/metrics.js';
 import { clusterMetricsScraper } from './cluster-metrics.js';
 import { startTracing } from './tracing.js';
 

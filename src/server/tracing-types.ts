@@ -3,7 +3,7 @@
  * and what the OpenTelemetry side (otel-tracer.ts, imported only when tracing is on) hands back.
  * Types only, so that both files can name them without importing each other.
  */
-import type { RequestTracer } from '../http/request-tracer.js';
+import type { RequestTracer } from '../observability/request-tracer.js';
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
 

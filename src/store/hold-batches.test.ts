@@ -9,7 +9,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, engines, type TestDatabase } from '../../test/support/databases.js';
 import { startTcpProxy } from '../../test/support/tcp-proxy.js';
-import { isDatabaseUnavailable } from '../http/dependency-errors.js';
+import { isDatabaseUnavailable } from './dependency-errors.js';
 import { openStore } from './open-store.js';
 import type { Charge, NewHold, Store } from './store.js';
 

@@ -15,7 +15,7 @@ import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { webhookIdOf } from '../../src/alerts/alert-events.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createGateway, type Gateway } from '../../src/http/gateway.js';
+import { createGateway, type Gateway } from '../../src/server/gateway.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';

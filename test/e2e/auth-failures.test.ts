@@ -15,7 +15,7 @@ import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { displayPrefix, generateKeySecret, hashKeySecret, newId } from '../../src/auth/key-secret.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createGateway, type Gateway } from '../../src/http/gateway.js';
+import { createGateway, type Gateway } from '../../src/server/gateway.js';
 import type { Limiter } from '../../src/ratelimit/limiter.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
 import { createRedisClient, waitForRedis } from '../../src/ratelimit/redis-client.js';

@@ -12,7 +12,7 @@ import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { setKeyDisabled } from '../../src/admin/keys.js';
 import { hashKeySecret } from '../../src/auth/key-secret.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createGateway } from '../../src/http/gateway.js';
+import { createGateway } from '../../src/server/gateway.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
 import { openStore } from '../../src/store/open-store.js';
 import { testCatalog } from '../support/catalog.js';

@@ -1,5 +1,5 @@
 /**
- * What became of each `/v1` answer (http/request-outcome.ts), as the request log, the metrics and
+ * What became of each `/v1` answer (observability/request-outcome.ts), as the request log, the metrics and
  * the traces read it once the response has ended: filled from the moment the model is known, with
  * the target, the first byte, the usage and cost the settlement billed, and the error code (also of
  * a stream that failed mid-way). The real gateway on loopback, its outcomes read by an onResponse
@@ -11,8 +11,8 @@ import { createAccount } from '../../src/admin/accounts.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createGateway, type Gateway } from '../../src/http/gateway.js';
-import type { RequestOutcome } from '../../src/http/request-outcome.js';
+import { createGateway, type Gateway } from '../../src/server/gateway.js';
+import type { RequestOutcome } from '../../src/observability/request-outcome.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';

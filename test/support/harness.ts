@@ -10,7 +10,7 @@ import { createAccount } from '../../src/admin/accounts.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey, type NewKeyInput } from '../../src/admin/keys.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createGateway, type Gateway, type GatewayOptions } from '../../src/http/gateway.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/server/gateway.js';
 import type { RouterOptions } from '../../src/routing/router.js';
 import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
 import { createRedisClient, waitForRedis } from '../../src/ratelimit/redis-client.js';
@@ -45,7 +45,7 @@ export interface HarnessOptions {
   logger?: Logger;
   /** Serve the admin API on a listener of its own (as TOLLGATE_ADMIN_PORT does). */
   adminListener?: boolean;
-  /** Request log writer and pruning options (gateway.ts). */
+  /** Request log writer and pruning options (server/gateway.ts). */
   requestLog?: GatewayOptions['requestLog'];
   /** Target health settings (threshold, cool-down) and observers. */
   router?: RouterOptions;

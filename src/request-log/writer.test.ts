@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { RequestLogEntry } from '../../store/store.js';
+import type { RequestLogEntry } from '../store/store.js';
 import { RequestLogWriter } from './writer.js';
 
 function row(index: number): RequestLogEntry {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore } from '../../store/open-store.js';
-import type { RequestLogEntry, Store } from '../../store/store.js';
+import { openStore } from '../store/open-store.js';
+import type { RequestLogEntry, Store } from '../store/store.js';
 import { capUtf8 } from './entry.js';
 import { RequestLogRetention } from './retention.js';
 

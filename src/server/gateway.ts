@@ -22,13 +22,13 @@ import type { Limiter } from '../ratelimit/limiter.js';
 import { buildCatalog } from '../routing/catalog.js';
 import { Router, type RouterOptions } from '../routing/router.js';
 import type { Store } from '../store/store.js';
-import { createAdminServer } from './admin/admin-listener.js';
-import { buildApp } from './app.js';
-import { InFlight } from './in-flight.js';
-import { createMetrics, type Metrics } from './metrics.js';
-import { watchSilentConnections } from './silent-connections.js';
-import { createRequestLog, type RequestLog } from './request-log/request-log.js';
-import type { RequestTracer } from './request-tracer.js';
+import { createAdminServer } from '../http/admin/admin-listener.js';
+import { buildApp } from '../http/app.js';
+import { InFlight } from '../http/in-flight.js';
+import { createMetrics, type Metrics } from '../observability/metrics.js';
+import { watchSilentConnections } from '../http/silent-connections.js';
+import { createRequestLog, type RequestLog } from '../request-log/request-log.js';
+import type { RequestTracer } from '../observability/request-tracer.js';
 
 export interface GatewayOptions {
   config: ConfigFile;

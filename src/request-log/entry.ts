@@ -1,14 +1,14 @@
 /**
  * The request-log row of one `/v1` answer, read once the response has ended: from its outcome
- * (request-outcome.ts) when the answer got as far as a catalog model, else from what the request
+ * (observability/request-outcome.ts) when the answer got as far as a catalog model, else from what the request
  * had learnt when it was refused (its key, its route's surface). Every answer of a creation route
  * gets a row, refusals included, and so does every error answer under `/v1` (an unknown route's
  * 404, a 401 on `/v1/models`); successful reads (models, stored responses, token counts) do not,
  * nor does a client that left before its request had an outcome (it was given no answer).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RequestLogEntry } from '../../store/store.js';
-import { clientErrorCode } from '../error-shapes.js';
+import type { RequestLogEntry } from '../store/store.js';
+import { clientErrorCode } from '../errors/error-shapes.js';
 
 /** What the body capture kept for a request whose model logs bodies. */
 export interface CapturedBodies {
@@ -53,7 +53,7 @@ export function requestLogEntry(request: FastifyRequest, reply: FastifyReply, no
 /**
  * What the client was told the error was: as the error handler rendered it, or, for a failure told
  * inside a stream (or a whole answer that says it failed), as the surface renders it there
- * (stream-failures.ts: Anthropic's shape on Messages, OpenAI's elsewhere).
+ * (http/stream-failures.ts: Anthropic's shape on Messages, OpenAI's elsewhere).
  */
 function errorCodeOf(request: FastifyRequest, reply: FastifyReply): string | null {
   if (reply.clientErrorCode !== null) return reply.clientErrorCode;

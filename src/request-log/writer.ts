@@ -7,7 +7,7 @@
  * dropped and counted, never buffered without end. A crash loses what is queued: log rows only,
  * never a charge (charges are the ledger's, written by the settlement).
  */
-import type { RequestLogEntry } from '../../store/store.js';
+import type { RequestLogEntry } from '../store/store.js';
 
 export interface RequestLogWriterOptions {
   /** Appends one batch (one statement). */

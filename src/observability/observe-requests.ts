@@ -32,7 +32,7 @@ export function observeApiRequests(app: FastifyInstance, deps: ObserverDeps): vo
     const outcome = request.outcome;
     if (outcome !== null) {
       requestMetrics.record(outcome, reply.statusCode, reply.elapsedTime, deps.now());
-      // Failures before the router committed to a target are counted as they happen (gateway.ts);
+      // Failures before the router committed to a target are counted as they happen (server/gateway.ts);
       // an upstream failing after it (mid-stream) shows only in the outcome.
       if (outcome.target !== null && outcome.errorCode?.startsWith('upstream_') === true) deps.metrics.upstreamFailures.inc({ target: outcome.target, kind: 'mid_stream' });
     }

@@ -6,7 +6,7 @@
  * catalogue's on both; Anthropic's `error.type` follows the status, as Anthropic's API does
  * (https://docs.anthropic.com/en/api/errors).
  */
-import { ERROR_CATALOGUE, type GatewayError, type GatewayErrorCode } from '../errors/gateway-error.js';
+import { ERROR_CATALOGUE, type GatewayError, type GatewayErrorCode } from './gateway-error.js';
 
 export type ErrorShape = 'openai' | 'anthropic';
 
