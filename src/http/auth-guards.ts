@@ -55,29 +55,47 @@ export class AuthGuards {
   }
 
   /**
-   * The guard of one request's credential at `door`. The client address is read only when the
-   * guard is asked (a cached key never asks).
+   * The guard of one request's credential at `door`: one small object whose methods live on its
+   * class (a cached key never asks it anything, and /v1 makes one per request). The client address
+   * is read only when the guard is asked.
    */
   guard(door: AuthDoor, request: Pick<FastifyRequest, 'ip'>): LookupGuard {
+    return new AddressGuard(this.options, this.budgets[door], SUBJECT_PREFIX[door], request);
+  }
+}
+
+class AddressGuard implements LookupGuard {
+  constructor(
+    private readonly options: AuthGuardsOptions,
+    private readonly budget: LookupBudget,
+    private readonly prefix: string,
+    private readonly request: Pick<FastifyRequest, 'ip'>,
+  ) {}
+
+  async beforeLookup(): Promise<void> {
+    const budget = this.budget;
+    if (budget.take(false)) return;
+    // The open half is spent: the rest is for addresses within their allowance of failures.
+    if (!budget.spent && (await this.inGoodStanding()) && budget.take(true)) return;
+    const decision = { allowed: false, limit: 0, remaining: 0, resetMs: budget.msUntilRefill };
+    throw new GatewayError('rate_limited', { headers: retryAfterHeaders(decision) });
+  }
+
+  async failed(): Promise<void> {
     const { limiter, failuresPerMinute } = this.options;
-    const budget = this.budgets[door];
-    const subject = () => `${SUBJECT_PREFIX[door]}:${request.ip}`;
-    // Taking no points reads the address's window without changing it.
-    const inGoodStanding = async () => failuresPerMinute <= 0 || (await limiter.consume(subject(), 0, failuresPerMinute, 60)).remaining > 0;
-    return {
-      async beforeLookup() {
-        if (budget.take(false)) return;
-        // The open half is spent: the rest is for addresses within their allowance of failures.
-        if (!budget.spent && (await inGoodStanding()) && budget.take(true)) return;
-        const decision = { allowed: false, limit: 0, remaining: 0, resetMs: budget.msUntilRefill };
-        throw new GatewayError('rate_limited', { headers: retryAfterHeaders(decision) });
-      },
-      async failed() {
-        if (failuresPerMinute <= 0) return;
-        const decision = await limiter.consume(subject(), 1, failuresPerMinute, 60);
-        if (!decision.allowed) throw new GatewayError('rate_limited', { headers: retryAfterHeaders(decision) });
-      },
-    };
+    if (failuresPerMinute <= 0) return;
+    const decision = await limiter.consume(this.subject, 1, failuresPerMinute, 60);
+    if (!decision.allowed) throw new GatewayError('rate_limited', { headers: retryAfterHeaders(decision) });
+  }
+
+  /** Taking no points reads the address's window without changing it. */
+  private async inGoodStanding(): Promise<boolean> {
+    const { limiter, failuresPerMinute } = this.options;
+    return failuresPerMinute <= 0 || (await limiter.consume(this.subject, 0, failuresPerMinute, 60)).remaining > 0;
+  }
+
+  private get subject(): string {
+    return `${this.prefix}:${this.request.ip}`;
   }
 }
 
