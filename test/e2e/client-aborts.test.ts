@@ -9,19 +9,10 @@ import { createMemoryLimiter } from '../../src/ratelimit/memory-limiter.js';
 import type { Limiter } from '../../src/ratelimit/limiter.js';
 import { testCatalog } from '../support/catalog.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { CHAT_COMPLETION, chatChunk } from '../support/chat-bodies.js';
 import { startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const completion = JSON.stringify({
-  id: 'chatcmpl-x',
-  object: 'chat.completion',
-  created: 1,
-  model: 'upstream-model',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
-});
-const chunk = (content: string) =>
-  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 
 /** Answers after `delayMs`, streamed in slow chunks or as one JSON body. */
 function slowAnswer(delayMs: number) {
@@ -31,12 +22,12 @@ function slowAnswer(delayMs: number) {
     if (response.destroyed) return;
     if (!stream) {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(completion);
+      response.end(CHAT_COMPLETION);
       return;
     }
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     for (let i = 0; i < 10 && !response.destroyed; i++) {
-      response.write(chunk(`w${i} `));
+      response.write(chatChunk(`w${i} `));
       await sleep(100);
     }
     response.end('data: [DONE]\n\n');

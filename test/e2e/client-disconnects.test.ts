@@ -11,22 +11,13 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.js';
 import { sampleSum } from '../support/prometheus.js';
+import { CHAT_COMPLETION, chatChunk } from '../support/chat-bodies.js';
 import { startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** In a prompt: the upstream double waits this long before it answers at all. */
 const HOLD_ON = 'hold-on';
 
-const completion = JSON.stringify({
-  id: 'chatcmpl-x',
-  object: 'chat.completion',
-  created: 1,
-  model: 'upstream-model',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
-});
-const chunk = (content: string) =>
-  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream-model', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 
 /** A Chat Completions upstream: slow to start when asked to hold on, then streams slowly. */
 async function chatUpstream(request: { body: Record<string, unknown>; rawBody: string }, response: ServerResponse): Promise<void> {
@@ -34,12 +25,12 @@ async function chatUpstream(request: { body: Record<string, unknown>; rawBody: s
   if (response.destroyed) return;
   if (request.body.stream !== true) {
     response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(completion);
+    response.end(CHAT_COMPLETION);
     return;
   }
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   for (let i = 0; i < 60 && !response.destroyed; i++) {
-    response.write(chunk(`w${i} `));
+    response.write(chatChunk(`w${i} `));
     await sleep(50);
   }
   response.end('data: [DONE]\n\n');
