@@ -6,66 +6,60 @@ import '../observability/request-outcome.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
-import type { BillingService } from '../billing/billing-service.js';
-import type { HoldKeeper } from '../billing/hold-keeper.js';
-import type { SettleRetrier } from '../billing/settle-retry.js';
 import type { ConfigFile } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { idSuffix } from '../lib/ids.js';
-import type { Limiter } from '../ratelimit/limiter.js';
-import type { Catalog } from '../routing/catalog.js';
-import type { Router } from '../routing/router.js';
-import type { Store } from '../store/store.js';
 import './api-context.js';
-import { registerAdminApi } from './admin/admin-api.js';
-import { createAdminAuthentication } from './admin/auth.js';
+import { registerAdminApi, type AdminApiDeps } from './admin/admin-api.js';
 import { createApiHooks } from './api-hooks.js';
-import { AuthGuards } from './auth-guards.js';
+import type { AuthGuards } from './auth-guards.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
 import { LINGER_BODY_LIMITS, LINGER_MS, lingerAfterEarlyAnswers, REFUSAL_LINGER_MS } from './lingering-close.js';
-import type { InFlight } from './in-flight.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../request-log/request-log.js';
-import { observeApiRequests } from '../observability/observe-requests.js';
-import type { RequestTracer } from '../observability/request-tracer.js';
+import { observeApiRequests, type ObserverDeps } from '../observability/observe-requests.js';
 import { createClientErrorHandler, createConnectHandler, createExpectationHandler, OpenResponses, type ClientErrorDeps } from './client-errors.js';
 import { watchSilentConnections } from './silent-connections.js';
 import { toGatewayError } from './errors.js';
 import { clientErrorCode, errorBody, errorShapeOf } from '../errors/error-shapes.js';
-import { registerConsole } from './console/console.js';
+import { registerConsole, type ConsoleDeps } from './console/console.js';
+import { registerOpsRoutes, type OpsDeps } from './ops/ops-routes.js';
 import { registerCountTokensRoute } from './routes/count-tokens.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerStoredResponseRoutes } from './routes/stored-response-routes.js';
 import { anthropicMessagesSurface, chatCompletionsSurface, responsesSurface, type SurfaceAdapter } from './surfaces.js';
 
+/**
+ * What the app is built from: one narrow object per part, each built by the composition root
+ * (server/gateway.ts). The edge's own hooks see every request; each plugin sees only its own.
+ */
 export interface AppDeps {
-  config: ConfigFile;
-  catalog: Catalog;
-  router: Router;
-  billing: BillingService;
-  holdKeeper: HoldKeeper;
-  limiter: Limiter;
-  authenticator: Authenticator;
-  store: Store;
-  inFlight: InFlight;
-  settleRetrier: SettleRetrier;
-  metrics: Metrics;
-  /**
-   * What `/metrics` answers: this process's registry by default; under `serve --workers N`, the
-   * sum of every worker's, from the cluster primary (server/cluster-metrics.ts).
-   */
-  scrapeMetrics?: () => Promise<string>;
-  /** Present only when tracing is on (observability/request-tracer.ts). */
-  tracer?: RequestTracer;
+  edge: EdgeDeps;
+  v1: V1Deps;
+  admin: AdminApiDeps;
+  console: ConsoleDeps;
+  ops: OpsDeps;
+}
+
+/** What every request meets: the limits, the logger, the answers counter, tracing and the request log. */
+export interface EdgeDeps {
+  limits: ConfigFile['limits'];
+  /** Proxies whose X-Forwarded-For `request.ip` believes; none: the TCP peer's address. */
+  trustedProxies: readonly string[];
   logger: Logger;
-  now: () => number;
-  /** The admin API has its own listener (server/gateway.ts): refuse it here and /v1 there. */
-  adminListener?: boolean;
+  metrics: Metrics;
+  /** Metrics and traces of each /v1 answer (observability/observe-requests.ts). */
+  observe: ObserverDeps;
   /** Records each routed /v1 request (absent with `log.enabled: false`). */
   requestLog?: RequestLog;
-  /** Tells the other instances that keys or accounts changed (Redis), so their caches forget at once. */
-  announceKeyChange?: () => Promise<void>;
+}
+
+/** What the /v1 routes need. */
+export interface V1Deps extends AnswerServices {
+  authenticator: Authenticator;
+  authGuards: AuthGuards;
+  rateLimits: ConfigFile['rate_limits'];
 }
 
 /** Renders `error` in the error shape of the route's surface (see errors/error-shapes.ts). */
@@ -84,7 +78,8 @@ export function sendError(reply: FastifyReply, error: GatewayError): FastifyRepl
 const newRequestId = (): string => `req_${idSuffix()}`;
 
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const limits = deps.config.limits;
+  const edge = deps.edge;
+  const limits = edge.limits;
   // What a client answered before its body has arrived may still send (lingering-close.ts).
   const lingerBytes = LINGER_BODY_LIMITS * limits.max_body_bytes;
   // A parser error on a connection whose response is under way must not write over it.
@@ -92,12 +87,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const refusals: ClientErrorDeps = {
     openResponses,
     newRequestId,
-    log: deps.logger as FastifyBaseLogger,
-    count: (code) => deps.metrics.answers.inc({ route: 'unknown', code }),
+    log: edge.logger as FastifyBaseLogger,
+    count: (code) => edge.metrics.answers.inc({ route: 'unknown', code }),
     linger: { maxBytes: lingerBytes, maxMs: REFUSAL_LINGER_MS },
   };
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    loggerInstance: edge.logger as FastifyBaseLogger,
     genReqId: newRequestId,
     // One log line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
@@ -105,7 +100,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // `request.ip` (the address failed authentications are counted by) believes X-Forwarded-For
     // from these proxies only; with none, it is the TCP peer's. The admin listener's requests go
     // through this app too (admin/admin-listener.ts), and each worker builds its own app.
-    trustProxy: deps.config.server.trusted_proxies.length === 0 ? false : deps.config.server.trusted_proxies,
+    trustProxy: edge.trustedProxies.length === 0 ? false : [...edge.trustedProxies],
     // Slow clients: Node's own receive timeouts, enforced by its connection checker, which bound
     // only the receiving of a request (headers, then the whole body) and never the answer, so a
     // long stream out is not cut. Fastify's `connectionTimeout` (a socket idle timer) is left off:
@@ -159,14 +154,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.addHook('onResponse', (request, reply, done) => {
     openResponses.remove(request.raw.socket, reply.raw);
-    deps.metrics.answers.inc({ route: request.routeOptions.url ?? 'unknown', code: reply.gatewayErrorCode ?? 'ok' });
+    edge.metrics.answers.inc({ route: request.routeOptions.url ?? 'unknown', code: reply.gatewayErrorCode ?? 'ok' });
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
     done();
   });
-  observeApiRequests(app, deps);
+  observeApiRequests(app, edge.observe);
   lingerAfterEarlyAnswers(app, { maxBytes: lingerBytes, maxMs: LINGER_MS });
   registerBodyParser(app);
-  deps.requestLog?.register(app);
+  edge.requestLog?.register(app);
 
   app.setErrorHandler((error, request, reply) => {
     const { gatewayError, unexpected } = toGatewayError(error);
@@ -176,89 +171,34 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, GatewayError.routeNotFound(request.method, request.url)));
 
-  const authGuards = new AuthGuards({
-    limiter: deps.limiter,
-    failuresPerMinute: deps.config.rate_limits.auth_failures_per_minute,
-    lookupsPerSecond: deps.config.rate_limits.auth_lookups_per_second,
-    now: deps.now,
-  });
-  const keyHooks = { authenticator: deps.authenticator, authGuards, limiter: deps.limiter, rateLimits: deps.config.rate_limits };
-  const onRequest = createApiHooks(keyHooks);
-  const services: AnswerServices = {
-    catalog: deps.catalog,
-    router: deps.router,
-    billing: deps.billing,
-    holdKeeper: deps.holdKeeper,
-    metrics: deps.metrics,
-    limiter: deps.limiter,
-    store: deps.store,
-    inFlight: deps.inFlight,
-    settleRetrier: deps.settleRetrier,
-    logger: deps.logger,
-    now: deps.now,
-  };
-  // The route's surface is in its config, so that a refusal before the handler (key, limits, body)
-  // is logged with it too (src/request-log/entry.ts).
-  const answerRoute = (path: string, adapter: SurfaceAdapter, hooks: typeof onRequest): void => {
-    app.post(path, { onRequest: hooks, config: { surface: adapter.surface } }, createAnswerHandler(adapter, services));
-  };
-  answerRoute('/v1/responses', responsesSurface, onRequest);
-  answerRoute('/v1/chat/completions', chatCompletionsSurface, onRequest);
-  // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
-  const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
-  answerRoute('/v1/messages', anthropicMessagesSurface, onAnthropicRequest);
-  registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
-  // Claude Code's connectivity probe (`HEAD /api/hello` at the base address); no key is sent.
-  app.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });
-  // Anthropic's clients list models too (with `x-api-key`).
-  const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
-  registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
-  registerStoredResponseRoutes(app, { onRequest, store: deps.store });
-  registerAdminApi(app, {
-    store: deps.store,
-    authGuards,
-    accountsChanged: () => {
-      deps.authenticator.invalidate();
-      // Without it (or when Redis is away) the other instances notice through the revision poll.
-      deps.announceKeyChange?.().catch((error: unknown) => deps.logger.warn({ err: error }, 'announcing a key change through Redis failed'));
-    },
-    config: deps.config,
-    catalog: deps.catalog,
-    router: deps.router,
-    now: deps.now,
-    separateListener: deps.adminListener === true,
-  });
-  registerConsole(app, {
-    store: deps.store,
-    authGuards,
-    limiter: deps.limiter,
-    now: deps.now,
-    authenticator: deps.authenticator,
-    config: deps.config,
-    catalog: deps.catalog,
-    router: deps.router,
-    separateAdminListener: deps.adminListener === true,
-  });
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  registerMetricsRoute(app, deps, authGuards);
+  registerV1(app, deps.v1);
+  registerAdminApi(app, deps.admin);
+  registerConsole(app, deps.console);
+  registerOpsRoutes(app, deps.ops);
   return app;
 }
 
-/** `GET /metrics`, open or (`metrics.require_admin_token`) for admin tokens of any role. */
-function registerMetricsRoute(app: FastifyInstance, deps: AppDeps, authGuards: AuthGuards): void {
-  const scrape = deps.scrapeMetrics ?? (() => deps.metrics.registry.metrics());
-  const onRequest = deps.config.metrics.require_admin_token
-    ? [createAdminAuthentication({ store: deps.store, authGuards })]
-    : [];
-  app.get('/metrics', { onRequest }, async (request, reply) => {
-    let text: string;
-    try {
-      text = await scrape();
-    } catch (error) {
-      // Under workers: the primary, or a worker it asked, did not answer in time.
-      request.log.warn({ err: error }, 'collecting the metrics failed');
-      throw new GatewayError('service_unavailable', { cause: error });
-    }
-    return reply.header('content-type', deps.metrics.registry.contentType).send(text);
+/** The /v1 API: the answer routes of each client surface, models, token counts and stored responses. */
+function registerV1(app: FastifyInstance, deps: V1Deps): void {
+  void app.register(async (scope) => {
+    const keyHooks = { authenticator: deps.authenticator, authGuards: deps.authGuards, limiter: deps.limiter, rateLimits: deps.rateLimits };
+    const onRequest = createApiHooks(keyHooks);
+    // The route's surface is in its config, so that a refusal before the handler (key, limits, body)
+    // is logged with it too (src/request-log/entry.ts).
+    const answerRoute = (path: string, adapter: SurfaceAdapter, hooks: typeof onRequest): void => {
+      scope.post(path, { onRequest: hooks, config: { surface: adapter.surface } }, createAnswerHandler(adapter, deps));
+    };
+    answerRoute('/v1/responses', responsesSurface, onRequest);
+    answerRoute('/v1/chat/completions', chatCompletionsSurface, onRequest);
+    // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
+    const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
+    answerRoute('/v1/messages', anthropicMessagesSurface, onAnthropicRequest);
+    registerCountTokensRoute(scope, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
+    // Claude Code's connectivity probe (`HEAD /api/hello` at the base address); no key is sent.
+    scope.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });
+    // Anthropic's clients list models too (with `x-api-key`).
+    const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
+    registerModelRoutes(scope, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
+    registerStoredResponseRoutes(scope, { onRequest, store: deps.store });
   });
 }

@@ -14,16 +14,17 @@ import { BillingService } from '../billing/billing-service.js';
 import { HoldKeeper } from '../billing/hold-keeper.js';
 import { inputBoundsFromConfig } from '../billing/input-bounds.js';
 import { pricesFromConfig } from '../billing/prices.js';
-import { createSettleRetrier } from '../billing/settle-retry.js';
+import { createSettleRetrier, type SettleRetrier } from '../billing/settle-retry.js';
 import type { ConfigFile } from '../config/schema.js';
 import { closeProviders, createProviders } from '../providers/registry.js';
 import { describeDowngrade, downgradedEfforts } from '../providers/shared/effort-budgets.js';
 import type { Limiter } from '../ratelimit/limiter.js';
-import { buildCatalog } from '../routing/catalog.js';
+import { buildCatalog, type Catalog } from '../routing/catalog.js';
 import { Router, type RouterOptions } from '../routing/router.js';
 import type { Store } from '../store/store.js';
 import { createAdminServer } from '../http/admin/admin-listener.js';
-import { buildApp } from '../http/app.js';
+import { buildApp, type AppDeps } from '../http/app.js';
+import { AuthGuards } from '../http/auth-guards.js';
 import { InFlight } from '../http/in-flight.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
 import { watchSilentConnections } from '../http/silent-connections.js';
@@ -132,26 +133,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const requestLog = options.config.log.enabled
     ? createRequestLog({ config: options.config, store: options.store, logger: options.logger, registry: metrics.registry, now, ...options.requestLog })
     : undefined;
-  const app = buildApp({
-    config: options.config,
-    catalog,
-    router,
-    billing,
-    holdKeeper,
-    limiter: options.limiter,
-    authenticator,
-    store: options.store,
-    inFlight,
-    settleRetrier,
-    metrics,
-    ...(options.scrapeMetrics === undefined ? {} : { scrapeMetrics: options.scrapeMetrics }),
-    ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
-    logger: options.logger,
-    now,
-    adminListener: options.adminListener === true,
-    ...(requestLog === undefined ? {} : { requestLog }),
-    ...(options.announceKeyChange === undefined ? {} : { announceKeyChange: options.announceKeyChange }),
-  });
+  const app = buildApp(appParts({ options, now, catalog, router, billing, holdKeeper, authenticator, inFlight, settleRetrier, metrics, requestLog }));
   const adminServer = options.adminListener === true ? createAdminServer(app, options.config.limits) : undefined;
   const endSilentAdminConnections = adminServer === undefined ? undefined : watchSilentConnections(adminServer);
 
@@ -196,4 +178,79 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     await requestLog?.close();
     await closeProviders(providers);
   }
+}
+
+/** What the composition root has built, for the app's parts to take what each needs. */
+interface Built {
+  options: GatewayOptions;
+  now: () => number;
+  catalog: Catalog;
+  router: Router;
+  billing: BillingService;
+  holdKeeper: HoldKeeper;
+  authenticator: Authenticator;
+  inFlight: InFlight;
+  settleRetrier: SettleRetrier;
+  metrics: Metrics;
+  requestLog: RequestLog | undefined;
+}
+
+/** One narrow dependency object per part of the app (http/app.ts). */
+function appParts(built: Built): AppDeps {
+  const { options, now, catalog, router, metrics, authenticator } = built;
+  const { config, store, logger, limiter } = options;
+  const authGuards = new AuthGuards({
+    limiter,
+    failuresPerMinute: config.rate_limits.auth_failures_per_minute,
+    lookupsPerSecond: config.rate_limits.auth_lookups_per_second,
+    now,
+  });
+  const separateListener = options.adminListener === true;
+  return {
+    edge: {
+      limits: config.limits,
+      trustedProxies: config.server.trusted_proxies,
+      logger,
+      metrics,
+      observe: { metrics, catalog, now, ...(options.tracer === undefined ? {} : { tracer: options.tracer }) },
+      ...(built.requestLog === undefined ? {} : { requestLog: built.requestLog }),
+    },
+    v1: {
+      catalog,
+      router,
+      billing: built.billing,
+      holdKeeper: built.holdKeeper,
+      metrics,
+      limiter,
+      store,
+      inFlight: built.inFlight,
+      settleRetrier: built.settleRetrier,
+      logger,
+      now,
+      authenticator,
+      authGuards,
+      rateLimits: config.rate_limits,
+    },
+    admin: {
+      store,
+      authGuards,
+      accountsChanged: () => {
+        authenticator.invalidate();
+        // Without it (or when Redis is away) the other instances notice through the revision poll.
+        options.announceKeyChange?.().catch((error: unknown) => logger.warn({ err: error }, 'announcing a key change through Redis failed'));
+      },
+      config,
+      catalog,
+      router,
+      now,
+      separateListener,
+    },
+    console: { store, authGuards, limiter, now, authenticator, config, catalog, router, separateAdminListener: separateListener },
+    ops: {
+      metrics,
+      ...(options.scrapeMetrics === undefined ? {} : { scrapeMetrics: options.scrapeMetrics }),
+      requireAdminToken: config.metrics.require_admin_token,
+      adminTokens: { store, authGuards },
+    },
+  };
 }

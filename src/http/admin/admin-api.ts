@@ -24,7 +24,12 @@ import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
 import type { AdminRouteDeps } from './context.js';
 import { SESSION_COOKIE } from '../session/session-cookie.js';
 
-export function registerAdminApi(app: FastifyInstance, deps: AdminRouteDeps & { separateListener: boolean }): void {
+export interface AdminApiDeps extends AdminRouteDeps {
+  /** The admin API has a listener of its own (admin-listener.ts): refuse it here and /v1 there. */
+  separateListener: boolean;
+}
+
+export function registerAdminApi(app: FastifyInstance, deps: AdminApiDeps): void {
   app.decorateRequest('adminToken', null);
   app.decorateRequest('consoleKeyHolder', null);
   // Root-level, so it also keeps /v1 off the admin listener.
