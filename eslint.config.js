@@ -6,28 +6,12 @@
 // `observability` (metrics, the request's outcome, the tracer interface, the hook that records
 // them) likewise: http, server and request-log use it; it uses routing and ratelimit types,
 // protocol, lib and errors, never http.
+import { readFileSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** Layers each folder under src/ may NOT import. */
-const forbidden = {
-  protocol: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'lib', 'errors', 'server', 'alerts', 'request-log', 'observability'],
-  lib: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
-  errors: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'config', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
-  providers: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
-  routing: ['http', 'auth', 'billing', 'ratelimit', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
-  auth: ['http', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log', 'observability'],
-  billing: ['http', 'auth', 'ratelimit', 'routing', 'providers', 'cli', 'server', 'alerts', 'request-log', 'observability'],
-  ratelimit: ['http', 'auth', 'billing', 'routing', 'providers', 'store', 'cli', 'server', 'alerts', 'request-log', 'observability'],
-  store: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
-  config: ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log', 'observability'],
-  admin: ['http', 'cli', 'routing', 'providers', 'server', 'alerts', 'request-log', 'observability'],
-  alerts: ['http', 'auth', 'ratelimit', 'providers', 'cli', 'admin', 'server', 'request-log', 'observability'],
-  'request-log': ['http', 'auth', 'billing', 'ratelimit', 'routing', 'providers', 'cli', 'admin', 'server', 'alerts'],
-  observability: ['http', 'auth', 'billing', 'providers', 'store', 'cli', 'admin', 'server', 'alerts', 'request-log'],
-  http: ['cli', 'server'],
-  server: ['cli'],
-};
+/** Layers each folder under src/ may NOT import: import-layers.json, which the import-layer test reads too. */
+const { forbidden } = JSON.parse(readFileSync(new URL('./import-layers.json', import.meta.url), 'utf8'));
 
 const layerRules = Object.entries(forbidden).map(([layer, banned]) => ({
   files: [`src/${layer}/**/*.ts`, 'server'],
