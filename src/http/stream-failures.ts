@@ -6,7 +6,7 @@
  */
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Usage } from '../protocol/canonical.js';
-import { sseFrame } from '../protocol/responses/output-items.js';
+import { sseFrame } from '../protocol/sse-frame.js';
 import { usageObject } from '../protocol/responses/response-settings.js';
 import { errorBody } from '../errors/error-shapes.js';
 
@@ -17,12 +17,12 @@ export function upstreamFailure(message: string): GatewayError {
 
 /** Chat: one chunk whose JSON has a top-level `error`, and no `[DONE]`, so it cannot pass for an end. */
 export function chatFailureFrame(error: GatewayError): string {
-  return `data: ${JSON.stringify(errorBody(error, 'openai'))}\n\n`;
+  return sseFrame(undefined, JSON.stringify(errorBody(error, 'openai')));
 }
 
 /** Anthropic Messages: the in-band `error` event, after which nothing follows. */
 export function messagesFailureFrame(error: GatewayError): string {
-  return `event: error\ndata: ${JSON.stringify(errorBody(error, 'anthropic'))}\n\n`;
+  return sseFrame('error', JSON.stringify(errorBody(error, 'anthropic')));
 }
 
 /**
@@ -38,6 +38,6 @@ export function failedResponse(snapshot: Record<string, unknown>, error: Gateway
  * attach it to, the top-level `error` event (flat `code`, `message`, `param`).
  */
 export function responsesFailureFrame(error: GatewayError, sequenceNumber: number, response: Record<string, unknown> | undefined): string {
-  if (response !== undefined) return sseFrame('response.failed', { type: 'response.failed', sequence_number: sequenceNumber, response });
-  return sseFrame('error', { type: 'error', sequence_number: sequenceNumber, code: error.wireCode, message: error.message, param: error.param });
+  if (response !== undefined) return sseFrame('response.failed', JSON.stringify({ type: 'response.failed', sequence_number: sequenceNumber, response }));
+  return sseFrame('error', JSON.stringify({ type: 'error', sequence_number: sequenceNumber, code: error.wireCode, message: error.message, param: error.param }));
 }
