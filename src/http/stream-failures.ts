@@ -7,7 +7,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Usage } from '../protocol/canonical.js';
 import { sseFrame } from '../protocol/sse-frame.js';
-import { usageObject } from '../protocol/responses/response-settings.js';
+import { failedResponse as failedResponseObject, responsesFailureFrame as responsesFailureText } from '../protocol/responses/failure-frame.js';
 import { errorBody } from '../errors/error-shapes.js';
 
 /** The usual mid-stream failure: the upstream broke off (its message says how, redacted). */
@@ -30,7 +30,7 @@ export function messagesFailureFrame(error: GatewayError): string {
  * what `response.failed` carries (and what a stored response keeps).
  */
 export function failedResponse(snapshot: Record<string, unknown>, error: GatewayError, usage: Usage): Record<string, unknown> {
-  return { ...snapshot, status: 'failed', error: { code: error.wireCode, message: error.message }, usage: usageObject(usage) };
+  return failedResponseObject(snapshot, { code: error.wireCode, message: error.message }, usage);
 }
 
 /**
@@ -38,6 +38,5 @@ export function failedResponse(snapshot: Record<string, unknown>, error: Gateway
  * attach it to, the top-level `error` event (flat `code`, `message`, `param`).
  */
 export function responsesFailureFrame(error: GatewayError, sequenceNumber: number, response: Record<string, unknown> | undefined): string {
-  if (response !== undefined) return sseFrame('response.failed', JSON.stringify({ type: 'response.failed', sequence_number: sequenceNumber, response }));
-  return sseFrame('error', JSON.stringify({ type: 'error', sequence_number: sequenceNumber, code: error.wireCode, message: error.message, param: error.param }));
+  return responsesFailureText({ code: error.wireCode, message: error.message, param: error.param }, sequenceNumber, response);
 }

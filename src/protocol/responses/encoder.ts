@@ -8,6 +8,7 @@
  */
 import type { CanonicalEvent, CanonicalRequest, FinishReason, Usage } from '../canonical.js';
 import { customInputFromArguments } from './custom-tools.js';
+import { responsesFailureFrame } from './failure-frame.js';
 import { sseFrame } from '../sse-frame.js';
 import { itemObject, outputTextPart, summaryTextPart, type ItemStatus, type OutputItem } from './output-items.js';
 import { DEFAULT_ECHO, settingsAfterOutput, settingsBeforeOutput, usageObject, type ResponsesEcho } from './response-settings.js';
@@ -134,7 +135,11 @@ export class ResponsesEncoder {
     this.usage = usage;
     this.status = 'failed';
     this.error = { code, message };
-    this.emitResponse('response.failed');
+    // The same frame a failed pass-through ends with (failure-frame.ts).
+    if (this.options.stream) {
+      this.frames.push(responsesFailureFrame(this.error, this.sequenceNumber, this.response()));
+      this.sequenceNumber += 1;
+    }
     return this.drain();
   }
 
