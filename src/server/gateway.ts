@@ -24,7 +24,7 @@ import { Router, type RouterOptions } from '../routing/router.js';
 import type { Store } from '../store/store.js';
 import { createAdminServer } from '../http/admin/admin-listener.js';
 import { buildApp } from '../http/app.js';
-import { InFlight } from '../http/in-flight.js';
+import { InFlight } from '../http/v1/in-flight.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
 import { watchSilentConnections } from '../http/silent-connections.js';
 import { createRequestLog, type RequestLog } from '../request-log/request-log.js';

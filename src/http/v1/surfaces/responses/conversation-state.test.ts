@@ -3,11 +3,11 @@
  * response out of passed-through SSE frames.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../errors/gateway-error.js';
-import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import { GatewayError } from '../../../../errors/gateway-error.js';
+import { openStore } from '../../../../store/open-store.js';
+import type { Store } from '../../../../store/store.js';
 import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
-import type { DecodedBody } from './surfaces.js';
+import type { DecodedBody } from '../surfaces.js';
 
 function decoded(overrides: Partial<DecodedBody> & { text?: string; instructions?: string } = {}): DecodedBody {
   const { text = 'new question', instructions, ...rest } = overrides;

@@ -7,24 +7,24 @@
  */
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Logger } from 'pino';
-import { UsageMeter, type InputCount } from '../billing/usage-meter.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import { runYielding } from '../lib/run-yielding.js';
-import type { CanonicalEvent, CanonicalRequest } from '../protocol/canonical.js';
-import { walkInputBound } from '../protocol/input-bound.js';
-import { countInputTokens, estimateInputTokens } from '../protocol/tokens.js';
-import type { Limiter } from '../ratelimit/limiter.js';
-import type { Catalog, ModelEntry } from '../routing/catalog.js';
-import type { OpenedAnswer, Router } from '../routing/router.js';
-import type { Store } from '../store/store.js';
+import { UsageMeter, type InputCount } from '../../billing/usage-meter.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { runYielding } from '../../lib/run-yielding.js';
+import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
+import { walkInputBound } from '../../protocol/input-bound.js';
+import { countInputTokens, estimateInputTokens } from '../../protocol/tokens.js';
+import type { Limiter } from '../../ratelimit/limiter.js';
+import type { Catalog, ModelEntry } from '../../routing/catalog.js';
+import type { OpenedAnswer, Router } from '../../routing/router.js';
+import type { Store } from '../../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
-import { parseJsonBody } from './body.js';
-import { toGatewayError } from './errors.js';
-import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
-import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
+import { parseJsonBody } from '../body.js';
+import { toGatewayError } from '../errors.js';
+import { createResponseKeeper, expandConversation, passthroughResponse } from './surfaces/responses/conversation-state.js';
+import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces/surfaces.js';
 
 export interface AnswerServices extends LifecycleServices {
   catalog: Catalog;

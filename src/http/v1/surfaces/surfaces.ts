@@ -3,20 +3,20 @@
  * model-specific options, and encode canonical events back into the surface's wire format.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { GatewayError } from '../errors/gateway-error.js';
-import { idSuffix, newItemId } from '../lib/ids.js';
-import { decodeMessagesRequest } from '../protocol/anthropic-messages/decode-request.js';
-import { MessagesEncoder } from '../protocol/anthropic-messages/encoder.js';
-import type { CanonicalEvent, CanonicalRequest, Surface, Usage } from '../protocol/canonical.js';
-import { decodeChatRequest } from '../protocol/chat-completions/decode-request.js';
-import { ChatCompletionsEncoder } from '../protocol/chat-completions/encoder.js';
-import { decodeResponsesBody } from '../protocol/responses/decode-request.js';
-import { unsupportedHostedTool } from '../protocol/responses/decode-tools.js';
-import { ResponsesEncoder } from '../protocol/responses/encoder.js';
-import type { ResponsesEcho } from '../protocol/responses/response-settings.js';
-import type { ModelEntry } from '../routing/catalog.js';
-import type { PassthroughFailure } from '../providers/provider.js';
-import type { OpenedAnswer } from '../routing/router.js';
+import { GatewayError } from '../../../errors/gateway-error.js';
+import { idSuffix, newItemId } from '../../../lib/ids.js';
+import { decodeMessagesRequest } from '../../../protocol/anthropic-messages/decode-request.js';
+import { MessagesEncoder } from '../../../protocol/anthropic-messages/encoder.js';
+import type { CanonicalEvent, CanonicalRequest, Surface, Usage } from '../../../protocol/canonical.js';
+import { decodeChatRequest } from '../../../protocol/chat-completions/decode-request.js';
+import { ChatCompletionsEncoder } from '../../../protocol/chat-completions/encoder.js';
+import { decodeResponsesBody } from '../../../protocol/responses/decode-request.js';
+import { unsupportedHostedTool } from '../../../protocol/responses/decode-tools.js';
+import { ResponsesEncoder } from '../../../protocol/responses/encoder.js';
+import type { ResponsesEcho } from '../../../protocol/responses/response-settings.js';
+import type { ModelEntry } from '../../../routing/catalog.js';
+import type { PassthroughFailure } from '../../../providers/provider.js';
+import type { OpenedAnswer } from '../../../routing/router.js';
 import { chatFailureFrame, failedResponse, messagesFailureFrame, responsesFailureFrame } from './stream-failures.js';
 
 export interface DecodedBody {

@@ -7,17 +7,17 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BillingService } from '../billing/billing-service.js';
-import { HoldKeeper } from '../billing/hold-keeper.js';
-import { usdToNanos } from '../billing/money.js';
-import { createSettleRetrier } from '../billing/settle-retry.js';
-import { UsageMeter } from '../billing/usage-meter.js';
-import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import { BillingService } from '../../billing/billing-service.js';
+import { HoldKeeper } from '../../billing/hold-keeper.js';
+import { usdToNanos } from '../../billing/money.js';
+import { createSettleRetrier } from '../../billing/settle-retry.js';
+import { UsageMeter } from '../../billing/usage-meter.js';
+import { openStore } from '../../store/open-store.js';
+import type { Store } from '../../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { InFlight } from './in-flight.js';
-import { createMetrics } from '../observability/metrics.js';
+import { createMetrics } from '../../observability/metrics.js';
 
 let store: Store;
 let app: FastifyInstance;

@@ -9,18 +9,18 @@
  * (docs/architecture.md, Money): a client that received a complete answer was billed for it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BillingService, Hold } from '../billing/billing-service.js';
-import type { HoldKeeper } from '../billing/hold-keeper.js';
-import type { SettleRetrier } from '../billing/settle-retry.js';
-import type { UsageMeter } from '../billing/usage-meter.js';
-import type { GatewayErrorCode } from '../errors/gateway-error.js';
-import type { Surface, Usage } from '../protocol/canonical.js';
-import type { Target } from '../routing/catalog.js';
+import type { BillingService, Hold } from '../../billing/billing-service.js';
+import type { HoldKeeper } from '../../billing/hold-keeper.js';
+import type { SettleRetrier } from '../../billing/settle-retry.js';
+import type { UsageMeter } from '../../billing/usage-meter.js';
+import type { GatewayErrorCode } from '../../errors/gateway-error.js';
+import type { Surface, Usage } from '../../protocol/canonical.js';
+import type { Target } from '../../routing/catalog.js';
 import type { ApiContext } from './api-context.js';
 import type { InFlight } from './in-flight.js';
-import type { Metrics } from '../observability/metrics.js';
-import { surfaceLabel } from '../observability/request-metrics.js';
-import type { RequestOutcome } from '../observability/request-outcome.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { surfaceLabel } from '../../observability/request-metrics.js';
+import type { RequestOutcome } from '../../observability/request-outcome.js';
 
 export interface LifecycleServices {
   billing: BillingService;

@@ -7,15 +7,15 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import type { UsageMeter } from '../billing/usage-meter.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames } from '../providers/provider.js';
-import type { OpenedAnswer } from '../routing/router.js';
+import type { UsageMeter } from '../../billing/usage-meter.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames } from '../../providers/provider.js';
+import type { OpenedAnswer } from '../../routing/router.js';
 import type { AnswerLifecycle } from './answer-lifecycle.js';
 import { SseWriter } from './sse-writer.js';
-import type { KeepResponse } from './conversation-state.js';
-import { upstreamFailure } from './stream-failures.js';
-import type { ClientEncoder, SurfaceAdapter } from './surfaces.js';
+import type { KeepResponse } from './surfaces/responses/conversation-state.js';
+import { upstreamFailure } from './surfaces/stream-failures.js';
+import type { ClientEncoder, SurfaceAdapter } from './surfaces/surfaces.js';
 
 /** What an answer is delivered with, streamed or not. */
 export interface DeliveryParts {

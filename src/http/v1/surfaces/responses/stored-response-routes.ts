@@ -5,10 +5,10 @@
  * https://platform.openai.com/docs/api-reference/responses/get
  */
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { GatewayError } from '../../errors/gateway-error.js';
-import { clipEcho } from '../../protocol/client-echo.js';
-import type { Store, StoredResponse } from '../../store/store.js';
-import { requireContext } from '../api-hooks.js';
+import { GatewayError } from '../../../../errors/gateway-error.js';
+import { clipEcho } from '../../../../protocol/client-echo.js';
+import type { Store, StoredResponse } from '../../../../store/store.js';
+import { requireContext } from '../../api-hooks.js';
 
 interface IdParams {
   Params: { id: string };

@@ -4,11 +4,11 @@
  * §2.5, §4.5). Every such failure is a `GatewayError` from the one catalogue, rendered here, the
  * same way whether the route passes the upstream's frames through or translates them.
  */
-import { GatewayError } from '../errors/gateway-error.js';
-import type { Usage } from '../protocol/canonical.js';
-import { sseFrame } from '../protocol/sse-frame.js';
-import { failedResponse as failedResponseObject, responsesFailureFrame as responsesFailureText } from '../protocol/responses/failure-frame.js';
-import { errorBody } from '../errors/error-shapes.js';
+import { GatewayError } from '../../../errors/gateway-error.js';
+import type { Usage } from '../../../protocol/canonical.js';
+import { sseFrame } from '../../../protocol/sse-frame.js';
+import { failedResponse as failedResponseObject, responsesFailureFrame as responsesFailureText } from '../../../protocol/responses/failure-frame.js';
+import { errorBody } from '../../../errors/error-shapes.js';
 
 /** The usual mid-stream failure: the upstream broke off (its message says how, redacted). */
 export function upstreamFailure(message: string): GatewayError {

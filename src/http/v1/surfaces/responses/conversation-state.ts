@@ -6,14 +6,14 @@
  * its final event leaves, so a client that reads it back right after the stream never misses it.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { GatewayError } from '../errors/gateway-error.js';
-import { newItemId } from '../lib/ids.js';
-import { clipEcho } from '../protocol/client-echo.js';
-import { InvalidRequestError, type InputItem } from '../protocol/canonical.js';
-import { decodeInput } from '../protocol/responses/decode-input.js';
-import { encodeInputItems, outputItemsAsInputItems, type ResponsesInputItem } from '../protocol/responses/input-items.js';
-import type { Store } from '../store/store.js';
-import type { DecodedBody } from './surfaces.js';
+import { GatewayError } from '../../../../errors/gateway-error.js';
+import { newItemId } from '../../../../lib/ids.js';
+import { clipEcho } from '../../../../protocol/client-echo.js';
+import { InvalidRequestError, type InputItem } from '../../../../protocol/canonical.js';
+import { decodeInput } from '../../../../protocol/responses/decode-input.js';
+import { encodeInputItems, outputItemsAsInputItems, type ResponsesInputItem } from '../../../../protocol/responses/input-items.js';
+import type { Store } from '../../../../store/store.js';
+import type { DecodedBody } from '../surfaces.js';
 
 export interface ExpandedConversation {
   /** The decoded body whose canonical input now holds the earlier turns before the new input. */
