@@ -19,9 +19,7 @@ import type { Store } from '../store/store.js';
 import './v1/api-context.js';
 import { registerAdminApi } from './admin/admin-api.js';
 import { createAdminAuthentication } from './admin/auth.js';
-import { createApiHooks } from './v1/api-hooks.js';
 import { AuthGuards } from './auth-guards.js';
-import { createAnswerHandler, type AnswerServices } from './v1/answer.js';
 import { registerBodyParser } from './body.js';
 import { LINGER_BODY_LIMITS, LINGER_MS, lingerAfterEarlyAnswers, REFUSAL_LINGER_MS } from './lingering-close.js';
 import type { InFlight } from './v1/in-flight.js';
@@ -34,10 +32,7 @@ import { watchSilentConnections } from './silent-connections.js';
 import { toGatewayError } from './errors.js';
 import { clientErrorCode, errorBody, errorShapeOf } from '../errors/error-shapes.js';
 import { registerConsole } from './console/console.js';
-import { registerCountTokensRoute } from './v1/surfaces/anthropic-messages/count-tokens-route.js';
-import { registerModelRoutes } from './v1/models-route.js';
-import { registerStoredResponseRoutes } from './v1/surfaces/responses/stored-response-routes.js';
-import { anthropicMessagesSurface, chatCompletionsSurface, responsesSurface, type SurfaceAdapter } from './v1/surfaces/surfaces.js';
+import { registerV1Routes } from './v1/v1-routes.js';
 
 export interface AppDeps {
   config: ConfigFile;
@@ -182,38 +177,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     lookupsPerSecond: deps.config.rate_limits.auth_lookups_per_second,
     now: deps.now,
   });
-  const keyHooks = { authenticator: deps.authenticator, authGuards, limiter: deps.limiter, rateLimits: deps.config.rate_limits };
-  const onRequest = createApiHooks(keyHooks);
-  const services: AnswerServices = {
+  registerV1Routes(app, {
+    authenticator: deps.authenticator,
+    authGuards,
+    limiter: deps.limiter,
+    rateLimits: deps.config.rate_limits,
     catalog: deps.catalog,
     router: deps.router,
     billing: deps.billing,
     holdKeeper: deps.holdKeeper,
-    metrics: deps.metrics,
-    limiter: deps.limiter,
-    store: deps.store,
     inFlight: deps.inFlight,
     settleRetrier: deps.settleRetrier,
-    logger: deps.logger,
+    metrics: deps.metrics,
+    store: deps.store,
     now: deps.now,
-  };
-  // The route's surface is in its config, so that a refusal before the handler (key, limits, body)
-  // is logged with it too (src/request-log/entry.ts).
-  const answerRoute = (path: string, adapter: SurfaceAdapter, hooks: typeof onRequest): void => {
-    app.post(path, { onRequest: hooks, config: { surface: adapter.surface } }, createAnswerHandler(adapter, services));
-  };
-  answerRoute('/v1/responses', responsesSurface, onRequest);
-  answerRoute('/v1/chat/completions', chatCompletionsSurface, onRequest);
-  // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
-  const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
-  answerRoute('/v1/messages', anthropicMessagesSurface, onAnthropicRequest);
-  registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
+  });
   // Claude Code's connectivity probe (`HEAD /api/hello` at the base address); no key is sent.
   app.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });
-  // Anthropic's clients list models too (with `x-api-key`).
-  const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
-  registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
-  registerStoredResponseRoutes(app, { onRequest, store: deps.store });
   registerAdminApi(app, {
     store: deps.store,
     authGuards,
