@@ -69,7 +69,7 @@ export class AnswerLifecycle {
   #clientLeft: 'before_answer' | 'mid_answer' | undefined;
   #running: Running | undefined;
   #settlement: Promise<void> | undefined;
-  /** Saves the final response object, when the surface keeps this answer (Responses `store`). */
+  /** Saves the final response object, when the surface keeps this answer. */
   #keep: KeepResponse | undefined;
 
   /** Create it first, so that a client gone at any later step is noticed (and its hold released). */
