@@ -5,15 +5,11 @@
 import '../observability/request-outcome.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import type { Authenticator } from '../auth/authenticator.js';
 import type { ConfigFile } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { idSuffix } from '../lib/ids.js';
-import './api-context.js';
+import './v1/api-context.js';
 import { registerAdminApi, type AdminApiDeps } from './admin/admin-api.js';
-import { createApiHooks } from './api-hooks.js';
-import type { AuthGuards } from './auth-guards.js';
-import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { registerBodyParser } from './body.js';
 import { LINGER_BODY_LIMITS, LINGER_MS, lingerAfterEarlyAnswers, REFUSAL_LINGER_MS } from './lingering-close.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -25,10 +21,7 @@ import { toGatewayError } from './errors.js';
 import { clientErrorCode, errorBody, errorShapeOf } from '../errors/error-shapes.js';
 import { registerConsole, type ConsoleDeps } from './console/console.js';
 import { registerOpsRoutes, type OpsDeps } from './ops/ops-routes.js';
-import { registerCountTokensRoute } from './routes/count-tokens.js';
-import { registerModelRoutes } from './routes/models.js';
-import { registerStoredResponseRoutes } from './routes/stored-response-routes.js';
-import { anthropicMessagesSurface, chatCompletionsSurface, responsesSurface, type SurfaceAdapter } from './surfaces.js';
+import { registerV1Routes, type V1Deps } from './v1/v1-routes.js';
 
 /**
  * What the app is built from: one narrow object per part, each built by the composition root
@@ -53,13 +46,6 @@ export interface EdgeDeps {
   observe: ObserverDeps;
   /** Records each routed /v1 request (absent with `log.enabled: false`). */
   requestLog?: RequestLog;
-}
-
-/** What the /v1 routes need. */
-export interface V1Deps extends AnswerServices {
-  authenticator: Authenticator;
-  authGuards: AuthGuards;
-  rateLimits: ConfigFile['rate_limits'];
 }
 
 /** Renders `error` in the error shape of the route's surface (see errors/error-shapes.ts). */
@@ -171,34 +157,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, GatewayError.routeNotFound(request.method, request.url)));
 
-  registerV1(app, deps.v1);
+  registerV1Routes(app, deps.v1);
   registerAdminApi(app, deps.admin);
   registerConsole(app, deps.console);
   registerOpsRoutes(app, deps.ops);
   return app;
-}
-
-/** The /v1 API: the answer routes of each client surface, models, token counts and stored responses. */
-function registerV1(app: FastifyInstance, deps: V1Deps): void {
-  void app.register(async (scope) => {
-    const keyHooks = { authenticator: deps.authenticator, authGuards: deps.authGuards, limiter: deps.limiter, rateLimits: deps.rateLimits };
-    const onRequest = createApiHooks(keyHooks);
-    // The route's surface is in its config, so that a refusal before the handler (key, limits, body)
-    // is logged with it too (src/request-log/entry.ts).
-    const answerRoute = (path: string, adapter: SurfaceAdapter, hooks: typeof onRequest): void => {
-      scope.post(path, { onRequest: hooks, config: { surface: adapter.surface } }, createAnswerHandler(adapter, deps));
-    };
-    answerRoute('/v1/responses', responsesSurface, onRequest);
-    answerRoute('/v1/chat/completions', chatCompletionsSurface, onRequest);
-    // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
-    const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
-    answerRoute('/v1/messages', anthropicMessagesSurface, onAnthropicRequest);
-    registerCountTokensRoute(scope, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
-    // Claude Code's connectivity probe (`HEAD /api/hello` at the base address); no key is sent.
-    scope.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });
-    // Anthropic's clients list models too (with `x-api-key`).
-    const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
-    registerModelRoutes(scope, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
-    registerStoredResponseRoutes(scope, { onRequest, store: deps.store });
-  });
 }

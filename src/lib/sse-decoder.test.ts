@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { decodeSse, SseDecodeError, SseSplitter, sseText, type SseEvent } from './sse-decoder.js';
+import { decodeSse, SseDecodeError, SseSplitter, type SseEvent } from './sse-decoder.js';
+import { sseFrameOfLines } from '../protocol/sse-frame.js';
 
 async function* chunksOf(pieces: Uint8Array[]): AsyncGenerator<Uint8Array> {
   for (const piece of pieces) yield piece;
@@ -131,10 +132,10 @@ describe('SseSplitter', () => {
     return events;
   }
 
-  it('gives each event as sseText writes it, the upstream text itself when it is written so', () => {
+  it('gives each event as sseFrameOfLines writes it, the upstream text itself when it is written so', () => {
     const events = split([SAMPLE]);
     expect(events.map(({ event, data }) => ({ event, data }))).toEqual(EXPECTED);
-    for (const { event, data, text } of events) expect(text).toBe(sseText(event, data));
+    for (const { event, data, text } of events) expect(text).toBe(sseFrameOfLines(event, data));
     // Written as the gateway writes it: the very text of the upstream, multi-line data included.
     const plain = 'data: {"a":1}\n\nevent: delta\ndata: line one\ndata: line two\n\n';
     expect(split([plain]).map((event) => event.text).join('')).toBe(plain);

@@ -11,6 +11,7 @@
  * (`text` below) instead of writing it anew. `decodeSse` wraps it as an async iterable for the
  * canonical path.
  */
+import { sseFrameOfLines } from '../protocol/sse-frame.js';
 
 /** One dispatched event. `event` is the `event:` field, undefined when the server sent none. */
 export interface SseEvent {
@@ -37,21 +38,11 @@ export interface DecodeSseOptions {
 /** Receives the events a chunk completes, in order. */
 export interface SseEventHandler {
   /**
-   * One event. `text` is the event framed as `sseText(event, data)` frames it: the upstream's own
-   * text when it came in that form (the usual case: then forwarding it costs no re-encoding),
-   * written anew otherwise (CR line ends, comments, `id:` lines).
+   * One event. `text` is the event framed as `sseFrameOfLines(event, data)` frames it
+   * (protocol/sse-frame.ts): the upstream's own text when it came in that form (the usual case: then
+   * forwarding it costs no re-encoding), written anew otherwise (CR line ends, comments, `id:` lines).
    */
   sseEvent(event: string | undefined, data: string, text: string): void;
-}
-
-/**
- * An SSE event as the gateway writes it: `event:` when it has one, its data, a blank line. Data
- * that holds line breaks goes out as several `data:` lines; the usual event is one line and costs
- * one concatenation.
- */
-export function sseText(event: string | undefined, data: string): string {
-  const dataLines = data.includes('\n') ? data.split('\n').map((line) => `data: ${line}\n`).join('') : `data: ${data}\n`;
-  return event === undefined ? `${dataLines}\n` : `event: ${event}\n${dataLines}\n`;
 }
 
 /** 16 Mi characters: far above any real chunk, small enough to stop a runaway upstream. */
@@ -125,7 +116,7 @@ export class SseSplitter {
     const lfOnly = text.indexOf('\r', position) === -1;
     // Where the current event's text starts in `text`; -1 when it began in an earlier chunk.
     let eventStart = this.#inEvent ? -1 : position;
-    // Whether the event so far is written exactly as `sseText` writes it.
+    // Whether the event so far is written exactly as `sseFrameOfLines` writes it.
     let plain = lfOnly;
     while (position < text.length) {
       let lineEnd: number;
@@ -144,7 +135,7 @@ export class SseSplitter {
           const data = this.#data;
           const event = this.#event;
           this.#reset();
-          handler.sseEvent(event, data, plain && eventStart >= 0 ? text.slice(eventStart, next) : sseText(event, data));
+          handler.sseEvent(event, data, plain && eventStart >= 0 ? text.slice(eventStart, next) : sseFrameOfLines(event, data));
         } else {
           this.#reset();
         }
@@ -160,7 +151,7 @@ export class SseSplitter {
   }
 
   /**
-   * One field line (`start` < `end`). Returns whether it is written as `sseText` writes it: a
+   * One field line (`start` < `end`). Returns whether it is written as `sseFrameOfLines` writes it: a
    * `data: ` line, or an `event: ` line that opens the event.
    */
   #field(text: string, start: number, end: number, opensEvent: boolean): boolean {

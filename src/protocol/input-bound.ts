@@ -6,7 +6,7 @@
  * EXACT_CHARACTERS per request (the same budget as the canonical estimate, tokens.ts) is bounded
  * by its UTF-8 bytes instead of tokenized, so an 8 MiB body costs milliseconds, and the walk
  * pauses every YIELD_CHARACTERS so that the caller can let
- * other requests run in between (see http/answer.ts).
+ * other requests run in between (see http/v1/answer.ts).
  *
  * Images: an object whose `type` names an image (`image_url`, `input_image`, `image`) or whose
  * MIME type field starts with `image/` (Gemini `inline_data`, Anthropic `source`) is one image,

@@ -53,7 +53,7 @@ export function requestLogEntry(request: FastifyRequest, reply: FastifyReply, no
 /**
  * What the client was told the error was: as the error handler rendered it, or, for a failure told
  * inside a stream (or a whole answer that says it failed), as the surface renders it there
- * (http/stream-failures.ts: Anthropic's shape on Messages, OpenAI's elsewhere).
+ * (each surface's failure frame, http/v1/surfaces/: Anthropic's shape on Messages, OpenAI's elsewhere).
  */
 function errorCodeOf(request: FastifyRequest, reply: FastifyReply): string | null {
   if (reply.clientErrorCode !== null) return reply.clientErrorCode;

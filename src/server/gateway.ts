@@ -25,7 +25,7 @@ import type { Store } from '../store/store.js';
 import { createAdminServer } from '../http/admin/admin-listener.js';
 import { buildApp, type AppDeps } from '../http/app.js';
 import { AuthGuards } from '../http/auth-guards.js';
-import { InFlight } from '../http/in-flight.js';
+import { InFlight } from '../http/v1/in-flight.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
 import { watchSilentConnections } from '../http/silent-connections.js';
 import { createRequestLog, type RequestLog } from '../request-log/request-log.js';
@@ -225,7 +225,6 @@ function appParts(built: Built): AppDeps {
       store,
       inFlight: built.inFlight,
       settleRetrier: built.settleRetrier,
-      logger,
       now,
       authenticator,
       authGuards,

@@ -5,7 +5,7 @@
  * cannot see (which folder of http/ may import which). The lint rule flags an import as it is
  * written; this test proves the whole tree keeps the rule, in `npm test`.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importGraph, root, sourceFiles, sourceRoot } from './import-graph.js';
@@ -22,11 +22,25 @@ interface InnerRule {
   except?: string[];
 }
 
+const surfaceFolders = readdirSync(join(sourceRoot, 'http/v1/surfaces'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => `http/v1/surfaces/${entry.name}`);
+const plugins = ['http/v1', 'http/admin', 'http/console', 'http/ops'];
+const edgeFiles = readdirSync(join(sourceRoot, 'http'), { withFileTypes: true })
+  .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && entry.name !== 'app.ts')
+  .map((entry) => `http/${entry.name}`);
+
 const innerRules: InnerRule[] = [
+  // The edge (http/'s own files) knows no plugin; app.ts registers them.
+  ...edgeFiles.map((file) => ({ from: file, mayNotImport: plugins })),
   // Session handling is shared by the admin API and the console; neither imports the other's folder for it.
-  { from: 'http/session', mayNotImport: ['http/admin', 'http/console', 'http/v1', 'http/ops'] },
+  { from: 'http/session', mayNotImport: plugins },
   { from: 'http/admin', mayNotImport: ['http/console', 'http/v1', 'http/ops'] },
   { from: 'http/ops', mayNotImport: ['http/console', 'http/v1'] },
+  { from: 'http/v1', mayNotImport: ['http/admin', 'http/console', 'http/ops'] },
+  // The shared answer path knows no surface by name: only the registration (v1-routes.ts) names them,
+  // and no surface imports another.
+  { from: 'http/v1', mayNotImport: surfaceFolders, except: ['http/v1/v1-routes.ts'] },
 ];
 
 /** `a/b/c.ts` is in `a`, `a/b` and `a/b/c.ts`. */
@@ -75,6 +89,7 @@ describe('import layers', () => {
     // Every folder directly under src/ has a row in the table, so that a new layer is placed on purpose.
     const layers = new Set([...graph.keys()].map((file) => file.split('/')[0]!));
     expect([...layers].filter((layer) => !(layer in forbidden))).toEqual([]);
+    expect(surfaceFolders.length).toBeGreaterThanOrEqual(3);
     const arrows = upwardArrows(graph, forbidden, innerRules);
     expect(arrows, `imports against docs/architecture.md's direction:\n  ${arrows.join('\n  ')}`).toEqual([]);
   });

@@ -58,10 +58,10 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { Catalog } from '../../routing/catalog.js';
 import type { Limiter } from '../../ratelimit/limiter.js';
 import type { Router } from '../../routing/router.js';
-import { createApiHooks, requireContext } from '../api-hooks.js';
+import { createApiHooks, requireContext } from '../v1/api-hooks.js';
 import { decodeRequestLogCursor, encodeRequestLogCursor } from '../admin/cursor.js';
 import { invalidInputError } from '../input-errors.js';
-import { modelsForKey } from '../routes/models.js';
+import { modelsForKey } from '../v1/models-route.js';
 import { consoleSessionOf, type SessionAuthDeps } from '../session/session-auth.js';
 
 export interface SelfRouteDeps extends SessionAuthDeps {

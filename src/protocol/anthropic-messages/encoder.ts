@@ -11,6 +11,7 @@
  * so is text that arrives while a call's arguments are still streaming.
  */
 import type { CanonicalEvent, FinishReason, Usage } from '../canonical.js';
+import { sseFrame } from '../sse-frame.js';
 
 export interface MessagesEncoderOptions {
   /** The message id, `msg_…`. */
@@ -55,7 +56,7 @@ export function toMessagesUsage(usage: Usage): Record<string, unknown> {
 }
 
 function frame(event: string, data: Record<string, unknown>): string {
-  return `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`;
+  return sseFrame(event, JSON.stringify({ type: event, ...data }));
 }
 
 export class MessagesEncoder {

@@ -14,6 +14,7 @@
  * ends. Upstreams that emit calls in sequence (all known ones) never hit the hold.
  */
 import type { CanonicalEvent, FinishReason, Usage } from '../canonical.js';
+import { sseFrame } from '../sse-frame.js';
 import { toChatUsage } from './usage.js';
 
 export interface ChatEncoderOptions {
@@ -37,10 +38,10 @@ interface GatheredToolCall {
   ended?: boolean;
 }
 
-const DONE_FRAME = 'data: [DONE]\n\n';
+const DONE_FRAME = sseFrame(undefined, '[DONE]');
 
 function frame(json: string): string {
-  return `data: ${json}\n\n`;
+  return sseFrame(undefined, json);
 }
 
 export class ChatCompletionsEncoder {

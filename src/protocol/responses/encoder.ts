@@ -8,7 +8,9 @@
  */
 import type { CanonicalEvent, CanonicalRequest, FinishReason, Usage } from '../canonical.js';
 import { customInputFromArguments } from './custom-tools.js';
-import { itemObject, outputTextPart, sseFrame, summaryTextPart, type ItemStatus, type OutputItem } from './output-items.js';
+import { responsesFailureFrame } from './failure-frame.js';
+import { sseFrame } from '../sse-frame.js';
+import { itemObject, outputTextPart, summaryTextPart, type ItemStatus, type OutputItem } from './output-items.js';
 import { DEFAULT_ECHO, settingsAfterOutput, settingsBeforeOutput, usageObject, type ResponsesEcho } from './response-settings.js';
 
 export interface ResponsesEncoderOptions {
@@ -133,7 +135,11 @@ export class ResponsesEncoder {
     this.usage = usage;
     this.status = 'failed';
     this.error = { code, message };
-    this.emitResponse('response.failed');
+    // The same frame a failed pass-through ends with (failure-frame.ts).
+    if (this.options.stream) {
+      this.frames.push(responsesFailureFrame(this.error, this.sequenceNumber, this.response()));
+      this.sequenceNumber += 1;
+    }
     return this.drain();
   }
 
@@ -303,7 +309,7 @@ export class ResponsesEncoder {
   /** Adds a frame when streaming; the per-delta callers check `stream` first, so a whole answer builds no fields per delta. */
   private emit(type: string, fields: Record<string, unknown>): void {
     if (!this.options.stream) return;
-    this.frames.push(sseFrame(type, { type, sequence_number: this.sequenceNumber, ...fields }));
+    this.frames.push(sseFrame(type, JSON.stringify({ type, sequence_number: this.sequenceNumber, ...fields })));
     this.sequenceNumber += 1;
   }
 

@@ -66,8 +66,3 @@ export function itemObject(item: OutputItem, withContent = true): Record<string,
 function namespaceField(namespace: string | undefined): Record<string, string> {
   return namespace === undefined ? {} : { namespace };
 }
-
-/** One complete SSE frame; Responses streams name every event after its payload `type` (§0). */
-export function sseFrame(type: string, payload: Record<string, unknown>): string {
-  return `event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
-}

@@ -7,7 +7,7 @@
  * only: one price per model, so a pass-through cannot buy a dearer tier at the flat price).
  */
 import { isRecord, parseJson } from '../../lib/json-value.js';
-import { sseText } from '../../lib/sse-decoder.js';
+import { sseFrame, sseFrameOfLines } from '../../protocol/sse-frame.js';
 import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../provider.js';
 import { CUT_SHORT } from '../shared/canonical-stream.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
@@ -80,7 +80,7 @@ class MessagesFramer implements PassthroughFramer {
     const parsed = parseJson(data);
     const type = parsed.ok && isRecord(parsed.value) && typeof parsed.value.type === 'string' ? parsed.value.type : undefined;
     const sent = type === 'message_start' && parsed.ok ? renamed(data, parsed.value, this.#clientModel) : data;
-    const frame: PassthroughFrame = { sse: sent === data && event !== undefined ? text : sseText(event ?? type, sent), events };
+    const frame: PassthroughFrame = { sse: sent === data && event !== undefined ? text : sseFrameOfLines(event ?? type, sent), events };
     if (translator.complete) frame.last = true;
     return frame;
   }
@@ -88,7 +88,7 @@ class MessagesFramer implements PassthroughFramer {
   end(error: unknown): PassthroughFrame {
     // The answer is whole once `message_delta` said why it stopped; only `message_stop` was lost.
     const closing = this.#translator.endOfBody();
-    if (closing !== undefined) return { sse: sseText('message_stop', JSON.stringify({ type: 'message_stop' })), events: closing, last: true };
+    if (closing !== undefined) return { sse: sseFrame('message_stop', JSON.stringify({ type: 'message_stop' })), events: closing, last: true };
     return failureFrame({ message: error === undefined ? CUT_SHORT : failureText(error) });
   }
 }

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CanonicalEvent } from '../../protocol/canonical.js';
-import { sseText } from '../../lib/sse-decoder.js';
+import { sseFrameOfLines } from '../../protocol/sse-frame.js';
 import { replaceModelName } from '../shared/model-name.js';
 import { readPlainChunk } from './chat-chunk-text.js';
 import { ChatChunkReader, readChatChunk, readChunkBySchema, type ChatChunk } from './chat-wire.js';
@@ -327,7 +327,7 @@ describe('ChatFramer', () => {
         const frame = new ChatFramer(true, (message) => message, client).frame(undefined, data, `data: ${data}\n\n`);
         const upstream = parsed.value.model;
         const sent = typeof upstream !== 'string' || upstream === client ? data : (replaceModelName(data, upstream, client) ?? JSON.stringify({ ...parsed.value, model: client }));
-        expect(frame.sse).toBe(sent === data ? `data: ${data}\n\n` : sseText(undefined, sent));
+        expect(frame.sse).toBe(sent === data ? `data: ${data}\n\n` : sseFrameOfLines(undefined, sent));
         const reader = new ChatChunkReader();
         const expected = reader.events({ chunk: parsed.chunk, error: undefined, parsed: parsed.value, model: undefined, modelAt: -1 });
         expect(sameIds(frame.events)).toEqual(sameIds(expected));

@@ -6,7 +6,7 @@
  */
 import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
-import { sseText } from '../../lib/sse-decoder.js';
+import { sseFrame, sseFrameOfLines } from '../../protocol/sse-frame.js';
 import type { PassthroughCall, PassthroughFrame, PassthroughJson, PassthroughResult } from '../provider.js';
 import { CUT_SHORT } from '../shared/canonical-stream.js';
 import type { Redactor } from '../shared/redaction.js';
@@ -92,7 +92,7 @@ function wholeAnswer(client: UpstreamHttpClient, text: string, chat: boolean, cl
 /** A UTF-16 surrogate, paired or not. */
 const SURROGATE = /[\ud800-\udfff]/;
 
-const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: 'data: [DONE]\n\n', events: [], last: true });
+const DONE_FRAME: PassthroughFrame = Object.freeze({ sse: sseFrame(undefined, '[DONE]'), events: [], last: true });
 
 /** Chat chunks → frames. The upstream's text is forwarded byte for byte, but for the model name. */
 export class ChatFramer implements PassthroughFramer {
@@ -119,7 +119,7 @@ export class ChatFramer implements PassthroughFramer {
     if (read.chunk?.choices?.length === 0 && !this.#clientWantsUsage) return { sse: '', events };
     const sent = this.#renamed(data, read);
     // A chunk goes out as `data:` alone (an `event:` line the upstream added is not Chat's).
-    return { sse: sent === data && event === undefined ? text : sseText(undefined, sent), events };
+    return { sse: sent === data && event === undefined ? text : sseFrameOfLines(undefined, sent), events };
   }
 
   /** The chunk's text naming the client's model: as `renamed` does it, in place when the pattern read it. */
@@ -172,7 +172,7 @@ class ResponsesFramer implements PassthroughFramer {
     // `response.failed` is a normal terminal event of the protocol; only its text is cleaned.
     const received = renamed(data, parsed.value, this.#clientModel);
     const sent = type === 'response.failed' ? this.#redact(received) : received;
-    const frame: PassthroughFrame = { sse: sent === data && event !== undefined ? text : sseText(event ?? type, sent), events };
+    const frame: PassthroughFrame = { sse: sent === data && event !== undefined ? text : sseFrameOfLines(event ?? type, sent), events };
     if (type !== undefined && FINAL_EVENTS.has(type)) {
       frame.last = true;
       // The object the client receives: for a failure, its cleaned text (parsed again, rarely).

@@ -2,7 +2,7 @@
  * Hosted Responses tools on routes that translate the request. Only a Responses upstream runs them
  * as sent; Anthropic and Gemini have their own web search, which the catalog may map a Responses
  * `web_search` tool to (`hosted_tools: map`, off by default). Everything else is left out, and the
- * gateway names what it left out in `x-tollgate-dropped-tools` (see http/surfaces.ts).
+ * gateway names what it left out in `x-tollgate-dropped-tools` (see http/v1/answer.ts).
  */
 import type { CanonicalRequest, HostedTool } from '../../protocol/canonical.js';
 

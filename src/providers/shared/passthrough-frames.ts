@@ -5,9 +5,6 @@
  */
 import type { PassthroughFailure, PassthroughFrame } from '../provider.js';
 
-/** An SSE event as the upstream framed it (the one definition lives with the decoder). */
-export { sseText } from '../../lib/sse-decoder.js';
-
 /** The frame that ends a failed stream: nothing of its own to send, the error for the meter. */
 export function failureFrame(failure: PassthroughFailure): PassthroughFrame {
   return { sse: '', events: [{ type: 'error', code: 'upstream_error', message: failure.message }], failure };

@@ -4,13 +4,13 @@
  * the hold and the token rate limit are sized with); costs nothing, like Anthropic's.
  */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
-import { decodeMessagesRequest } from '../../protocol/anthropic-messages/decode-request.js';
-import { estimateInputTokens } from '../../protocol/tokens.js';
-import type { Catalog } from '../../routing/catalog.js';
-import type { Router } from '../../routing/router.js';
-import { resolveModel } from '../answer.js';
-import { requireContext } from '../api-hooks.js';
-import { parseJsonBody } from '../body.js';
+import { decodeMessagesRequest } from '../../../../protocol/anthropic-messages/decode-request.js';
+import { estimateInputTokens } from '../../../../protocol/tokens.js';
+import type { Catalog } from '../../../../routing/catalog.js';
+import type { Router } from '../../../../routing/router.js';
+import { resolveModel } from '../../answer.js';
+import { requireContext } from '../../api-hooks.js';
+import { parseJsonBody } from '../../../body.js';
 
 export function registerCountTokensRoute(app: FastifyInstance, deps: { onRequest: onRequestAsyncHookHandler[]; catalog: Catalog; router: Router }): void {
   app.post('/v1/messages/count_tokens', { onRequest: deps.onRequest }, async (request) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../errors/gateway-error.js';
+import { GatewayError } from '../../../../errors/gateway-error.js';
 import { listItems, readPageQuery } from './stored-response-routes.js';
 
 const items = ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id, type: 'message' }));

@@ -1,23 +1,24 @@
 /**
  * The settlement of an answer cannot be stopped by its own metering: a meter that throws (a gateway
  * bug) still ends the answer, closes its hold once and leaves nothing in flight, and the fault is
- * logged at error level with the request id and counted. A real Fastify server on loopback, a real
- * SQLite store, the real billing parts.
+ * logged at error level with the request id and counted. And every answer ends through `conclude`:
+ * settled and kept before its last bytes. A real Fastify server on loopback, a real SQLite store,
+ * the real billing parts.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BillingService } from '../billing/billing-service.js';
-import { HoldKeeper } from '../billing/hold-keeper.js';
-import { usdToNanos } from '../billing/money.js';
-import { createSettleRetrier } from '../billing/settle-retry.js';
-import { UsageMeter } from '../billing/usage-meter.js';
-import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import { BillingService } from '../../billing/billing-service.js';
+import { HoldKeeper } from '../../billing/hold-keeper.js';
+import { usdToNanos } from '../../billing/money.js';
+import { createSettleRetrier } from '../../billing/settle-retry.js';
+import { UsageMeter } from '../../billing/usage-meter.js';
+import { openStore } from '../../store/open-store.js';
+import type { Store } from '../../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { InFlight } from './in-flight.js';
-import { createMetrics } from '../observability/metrics.js';
+import { createMetrics } from '../../observability/metrics.js';
 
 let store: Store;
 let app: FastifyInstance;
@@ -91,5 +92,44 @@ describe('AnswerLifecycle', () => {
     expect(faults).toEqual([expect.objectContaining({ reqId: expect.any(String), err: expect.objectContaining({ message: bug.message }) })]);
     const counted = (await services.metrics.answerFaults.get()).values.find((value) => value.labels.stage === 'metering');
     expect(counted?.value).toBe(1);
+  });
+
+  it('concludes an answer: the settlement and the keeping of its response first, then its last bytes; the response is built only when kept', async () => {
+    const account = (await store.findAccount('acct'))!;
+    const key = (await store.findKey('key'))!;
+    const context: ApiContext = { account, key, requestsPerWindow: 100, windowSeconds: 60, tokensPerMinute: 0 };
+    const steps: string[] = [];
+    app.post<{ Querystring: { keep?: string } }>('/answer', async (request, reply) => {
+      const lifecycle = new AnswerLifecycle(services, request, reply);
+      lifecycle.begin(context, 'responses', 'm', false);
+      if (request.query.keep === 'yes') {
+        lifecycle.keepWith(async (response) => {
+          await Promise.resolve();
+          steps.push(`kept ${String(response.id)}`);
+        });
+      }
+      const meter = new UsageMeter(10, 512);
+      await lifecycle.reserve(context, { model: 'm', inputTokenBound: 100, maxOutputTokens: 512 }, meter);
+      const sent = await lifecycle.conclude(
+        () => {
+          steps.push('built');
+          return { id: 'resp_1' };
+        },
+        () => {
+          steps.push(`last, ${services.inFlight.size} in flight`);
+          return { sent: true };
+        },
+      );
+      lifecycle.end('responses');
+      return sent;
+    });
+    const address = await app.listen({ host: '127.0.0.1', port: 0 });
+
+    expect(await (await fetch(`${address}/answer`, { method: 'POST' })).json()).toEqual({ sent: true });
+    expect(steps).toEqual(['last, 0 in flight']);
+    steps.length = 0;
+    expect(await (await fetch(`${address}/answer?keep=yes`, { method: 'POST' })).json()).toEqual({ sent: true });
+    expect(steps).toEqual(['built', 'kept resp_1', 'last, 0 in flight']);
+    expect(await store.countOpenHolds('acct')).toBe(0);
   });
 });

@@ -6,7 +6,7 @@
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import type { Catalog, ModelEntry } from '../../routing/catalog.js';
 import type { Router } from '../../routing/router.js';
-import { requireContext } from '../api-hooks.js';
+import { requireContext } from './api-hooks.js';
 
 const CREATED = Math.floor(Date.UTC(2026, 0, 1) / 1000);
 

@@ -1,8 +1,8 @@
 /**
  * What the API hooks learn about a request (its key and account) and pass on to the handlers.
  */
-import type { AuthenticatedKey } from '../auth/authenticator.js';
-import type { Surface } from '../protocol/canonical.js';
+import type { AuthenticatedKey } from '../../auth/authenticator.js';
+import type { Surface } from '../../protocol/canonical.js';
 
 export interface ApiContext extends AuthenticatedKey {
   /** Requests allowed per window for this key (its override or the default). */

@@ -6,18 +6,18 @@
  * its final event leaves, so a client that reads it back right after the stream never misses it.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { GatewayError } from '../errors/gateway-error.js';
-import { newItemId } from '../lib/ids.js';
-import { clipEcho } from '../protocol/client-echo.js';
-import { InvalidRequestError, type InputItem } from '../protocol/canonical.js';
-import { decodeInput } from '../protocol/responses/decode-input.js';
-import { encodeInputItems, outputItemsAsInputItems, type ResponsesInputItem } from '../protocol/responses/input-items.js';
-import type { Store } from '../store/store.js';
-import type { DecodedBody } from './surfaces.js';
+import { GatewayError } from '../../../../errors/gateway-error.js';
+import { newItemId } from '../../../../lib/ids.js';
+import { clipEcho } from '../../../../protocol/client-echo.js';
+import { InvalidRequestError, type InputItem } from '../../../../protocol/canonical.js';
+import { decodeInput } from '../../../../protocol/responses/decode-input.js';
+import { encodeInputItems, outputItemsAsInputItems, type ResponsesInputItem } from '../../../../protocol/responses/input-items.js';
+import type { KeepResponse } from '../surface.js';
+import type { DecodedResponses, ResponseStore } from './responses-extras.js';
 
 export interface ExpandedConversation {
   /** The decoded body whose canonical input now holds the earlier turns before the new input. */
-  decoded: DecodedBody;
+  decoded: DecodedResponses;
   /** The same conversation as Responses input items with ids: what a stored answer keeps. */
   inputItems: ResponsesInputItem[];
 }
@@ -26,9 +26,9 @@ export interface ExpandedConversation {
  * Resolves `previous_response_id` among this account's stored responses; another account's is
  * not found, exactly like an unknown id (OpenAI's 400 `previous_response_not_found`).
  */
-export async function expandConversation(store: Store, accountId: string, decoded: DecodedBody): Promise<ExpandedConversation> {
-  const newItems = (): ResponsesInputItem[] => (decoded.store ? encodeInputItems(decoded.request.input, newItemId) : []);
-  const previousId = decoded.previousResponseId;
+export async function expandConversation(store: ResponseStore, accountId: string, decoded: DecodedResponses): Promise<ExpandedConversation> {
+  const { store: keeps, previousResponseId: previousId } = decoded.extras;
+  const newItems = (): ResponsesInputItem[] => (keeps ? encodeInputItems(decoded.request.input, newItemId) : []);
   if (previousId === null) return { decoded, inputItems: newItems() };
   const previous = await store.findResponse(previousId, accountId);
   if (previous === undefined) {
@@ -43,7 +43,7 @@ export async function expandConversation(store: Store, accountId: string, decode
   const request = { ...decoded.request, input: [...earlierInput, ...decoded.request.input] };
   // Items kept as they came stay at their places in the new input, now after the earlier turns.
   if (request.opaqueInput !== undefined) request.opaqueInput = request.opaqueInput.map((item) => ({ ...item, index: item.index + earlierInput.length }));
-  return { decoded: { ...decoded, request }, inputItems: decoded.store ? [...earlierItems, ...newItems()] : [] };
+  return { decoded: { ...decoded, request }, inputItems: keeps ? [...earlierItems, ...newItems()] : [] };
 }
 
 /** Stored items were valid input when saved; one that no longer decodes is our fault, not the client's. */
@@ -57,11 +57,8 @@ function decodeStoredItems(items: ResponsesInputItem[], responseId: string): Inp
   }
 }
 
-/** Saves the final response object. Never throws: a failed save is logged and the answer still goes out. */
-export type KeepResponse = (response: Record<string, unknown>) => Promise<void>;
-
 export interface KeeperOptions {
-  store: Store;
+  store: ResponseStore;
   accountId: string;
   inputItems: ResponsesInputItem[];
   now: () => number;

@@ -1,35 +1,38 @@
 /**
  * Delivers a streamed answer through the one SSE writer, on both kinds of route: a pass-through's
  * frames go out as the upstream framed them; canonical events go through the surface's encoder.
- * Either way the bill is settled (and a stored response saved) before the frame that ends the
- * stream, and a failure after the first frame is told in the client's protocol from the error
- * catalogue (stream-failures.ts), the same on both kinds of route.
+ * Either way the answer ends through the lifecycle's `conclude` (the bill settled, and a kept
+ * response saved, before the frame that ends the stream), and a failure after the first frame is a
+ * `GatewayError` from the catalogue told in the client's protocol by the surface's failure frame,
+ * the same on both kinds of route (docs/wire-protocols.md §1.5, §2.5, §4.5).
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import type { UsageMeter } from '../billing/usage-meter.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames } from '../providers/provider.js';
-import type { OpenedAnswer } from '../routing/router.js';
+import type { UsageMeter } from '../../billing/usage-meter.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames } from '../../providers/provider.js';
+import type { OpenedAnswer } from '../../routing/router.js';
 import type { AnswerLifecycle } from './answer-lifecycle.js';
 import { SseWriter } from './sse-writer.js';
-import type { KeepResponse } from './conversation-state.js';
-import { upstreamFailure } from './stream-failures.js';
-import type { ClientEncoder, SurfaceAdapter } from './surfaces.js';
+import type { ClientEncoder, PassthroughEnding } from './surfaces/surface.js';
 
 /** What an answer is delivered with, streamed or not. */
 export interface DeliveryParts {
   /** The surface's encoder, for a translated route (a pass-through needs none). */
   createEncoder: () => ClientEncoder;
-  /** Saves the final response object; absent unless the request is stored. */
-  keep: KeepResponse | undefined;
+  /** How the surface ends a pass-through's answer. */
+  adapter: PassthroughEnding;
 }
 
 /** What one streamed answer is delivered with. */
 export interface StreamParts extends DeliveryParts {
   lifecycle: AnswerLifecycle;
   meter: UsageMeter;
-  adapter: SurfaceAdapter;
+}
+
+/** The usual mid-stream failure: the upstream broke off (its message says how, redacted). */
+export function upstreamFailure(message: string): GatewayError {
+  return new GatewayError('upstream_error', { message });
 }
 
 /** What a provider that threw mid-stream (rather than ending with an error event) is told as. */
@@ -63,7 +66,7 @@ export function deliverStream(reply: FastifyReply, opened: OpenedAnswer<true>, p
   };
   const delivered =
     opened.kind === 'passthrough'
-      ? new PassthroughRelay(opened.result.frames, writer, { lifecycle, meter: parts.meter, adapter: parts.adapter, keep: parts.keep }).run()
+      ? new PassthroughRelay(opened.result.frames, writer, { lifecycle, meter: parts.meter, adapter: parts.adapter }).run()
       : encodeEvents(opened, writer, parts);
   return delivered.then(finished, (error: unknown) => {
     lifecycle.fault('delivery', error);
@@ -72,7 +75,7 @@ export function deliverStream(reply: FastifyReply, opened: OpenedAnswer<true>, p
 }
 
 /** What a pass-through's delivery keeps while its stream runs. */
-type RelayParts = Pick<StreamParts, 'lifecycle' | 'meter' | 'adapter' | 'keep'>;
+type RelayParts = Pick<StreamParts, 'lifecycle' | 'meter' | 'adapter'>;
 
 /**
  * A pass-through's frames, as they are: the sink its reader hands them to, from the upstream body's
@@ -166,16 +169,20 @@ class PassthroughRelay implements FrameSink {
     });
   }
 
-  /** The frame that ends the answer: settled (and its response stored) before it goes out. */
+  /** The frame that ends the answer: concluded (settled, its response kept) before it goes out. */
   async #endWith(frame: PassthroughFrame): Promise<true> {
-    const { lifecycle, keep } = this.#parts;
+    const lifecycle = this.#parts.lifecycle;
     this.#frames.pause();
     // A failure the upstream told in its own protocol (`response.failed`) goes out as it is.
     if (frame.events.some((event) => event.type === 'error')) lifecycle.failed('upstream_error');
-    await Promise.all([lifecycle.settle(), frame.finalResponse === undefined ? undefined : keep?.(frame.finalResponse)]);
-    this.#writer.end(frame.sse);
-    this.#frames.resume();
-    return true;
+    return lifecycle.conclude(
+      () => frame.finalResponse,
+      () => {
+        this.#writer.end(frame.sse);
+        this.#frames.resume();
+        return true as const;
+      },
+    );
   }
 
   /** Never rejects: `closed` resolves the delivery with it. */
@@ -201,8 +208,10 @@ class PassthroughRelay implements FrameSink {
 async function endWithPassthroughFailure(writer: SseWriter, parts: RelayParts, error: GatewayError, failure: PassthroughFailure): Promise<void> {
   parts.lifecycle.failed(error.errorCode);
   const { sse, response } = parts.adapter.passthroughFailure(error, failure, await parts.meter.usage());
-  await Promise.all([parts.lifecycle.settle(), response === undefined ? undefined : parts.keep?.(response)]);
-  writer.end(sse);
+  await parts.lifecycle.conclude(
+    () => response,
+    () => writer.end(sse),
+  );
 }
 
 /** Canonical events through the surface's encoder. Returns whether the stream was ended in its protocol. */
@@ -233,11 +242,15 @@ async function encodeEvents(opened: Extract<OpenedAnswer<true>, { kind: 'events'
   const usage = await meter.usage();
   if (failure !== undefined) lifecycle.failed(failure.errorCode);
   const frames = failure === undefined ? encoder.finish(usage) : encoder.fail(failure, usage);
-  // The response the last frame carries is stored before it leaves, so a client that reads it
-  // right after the stream finds it.
-  await Promise.all([lifecycle.settle(), parts.keep?.(encoder.body(usage))]);
-  writer.end(frames.join(''));
-  return true;
+  // The response the last frame carries is kept before it leaves, so a client that reads it right
+  // after the stream finds it.
+  return lifecycle.conclude(
+    () => encoder.body(usage),
+    () => {
+      writer.end(frames.join(''));
+      return true;
+    },
+  );
 }
 
 function writeAll(writer: SseWriter, frames: readonly string[]): void {

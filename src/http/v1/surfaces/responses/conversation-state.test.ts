@@ -3,13 +3,14 @@
  * response out of passed-through SSE frames.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../errors/gateway-error.js';
-import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import { GatewayError } from '../../../../errors/gateway-error.js';
+import { openStore } from '../../../../store/open-store.js';
+import type { Store } from '../../../../store/store.js';
 import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
-import type { DecodedBody } from './surfaces.js';
+import { DEFAULT_ECHO } from '../../../../protocol/responses/response-settings.js';
+import type { DecodedResponses, ResponsesExtras } from './responses-extras.js';
 
-function decoded(overrides: Partial<DecodedBody> & { text?: string; instructions?: string } = {}): DecodedBody {
+function decoded(overrides: Partial<ResponsesExtras> & { text?: string; instructions?: string } = {}): DecodedResponses {
   const { text = 'new question', instructions, ...rest } = overrides;
   return {
     request: {
@@ -21,10 +22,7 @@ function decoded(overrides: Partial<DecodedBody> & { text?: string; instructions
       stream: false,
     },
     clientWantsUsage: true,
-    store: true,
-    previousResponseId: null,
-    metadata: {},
-    ...rest,
+    extras: { store: true, previousResponseId: null, metadata: {}, echo: DEFAULT_ECHO, ...rest },
   };
 }
 

@@ -5,13 +5,13 @@
  * refuses, gets the 429 (auth-guards.ts).
  */
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Authenticator } from '../auth/authenticator.js';
-import type { ConfigFile } from '../config/schema.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import { rateLimitHeaders, retryAfterHeaders } from '../ratelimit/headers.js';
-import type { Limiter, LimitDecision } from '../ratelimit/limiter.js';
+import type { Authenticator } from '../../auth/authenticator.js';
+import type { ConfigFile } from '../../config/schema.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { rateLimitHeaders, retryAfterHeaders } from '../../ratelimit/headers.js';
+import type { Limiter, LimitDecision } from '../../ratelimit/limiter.js';
 import type { ApiContext } from './api-context.js';
-import type { AuthGuards } from './auth-guards.js';
+import type { AuthGuards } from '../auth-guards.js';
 
 export function createApiHooks(deps: {
   authenticator: Authenticator;

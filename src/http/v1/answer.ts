@@ -1,38 +1,33 @@
 /**
- * The one handler behind the creation endpoints: decode → model → expand `previous_response_id`
- * → token limit → hold → route → stream or JSON. What must end exactly once (the abort signal, the
- * hold, its settlement) belongs to the answer's lifecycle (answer-lifecycle.ts); streams go out
- * through answer-stream.ts. The bill is settled before the last frame of a stream and before a
- * JSON body, and a stored answer (Responses `store`) is saved before them too.
+ * The one handler behind the creation endpoints: decode → model → the surface's preparation → token
+ * limit → hold → route → stream or JSON. It knows no surface by name: what differs is behind the
+ * surface's adapter (surfaces/surface.ts). What must end exactly once (the abort signal, the hold,
+ * its settlement) belongs to the answer's lifecycle (answer-lifecycle.ts), which also ends every
+ * answer (`conclude`: settled, and kept when the surface keeps it, before the last bytes); streams
+ * go out through answer-stream.ts.
  */
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import type { Logger } from 'pino';
-import { UsageMeter, type InputCount } from '../billing/usage-meter.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import { runYielding } from '../lib/run-yielding.js';
-import type { CanonicalEvent, CanonicalRequest } from '../protocol/canonical.js';
-import { walkInputBound } from '../protocol/input-bound.js';
-import { countInputTokens, estimateInputTokens } from '../protocol/tokens.js';
-import type { Limiter } from '../ratelimit/limiter.js';
-import type { Catalog, ModelEntry } from '../routing/catalog.js';
-import type { OpenedAnswer, Router } from '../routing/router.js';
-import type { Store } from '../store/store.js';
+import { UsageMeter, type InputCount } from '../../billing/usage-meter.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { runYielding } from '../../lib/run-yielding.js';
+import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
+import { walkInputBound } from '../../protocol/input-bound.js';
+import { countInputTokens, estimateInputTokens } from '../../protocol/tokens.js';
+import type { Limiter } from '../../ratelimit/limiter.js';
+import type { Catalog, ModelEntry } from '../../routing/catalog.js';
+import type { OpenedAnswer, Router } from '../../routing/router.js';
 import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
-import { parseJsonBody } from './body.js';
-import { toGatewayError } from './errors.js';
-import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
-import { droppedToolsHeaders, type ClientEncoder, type SurfaceAdapter } from './surfaces.js';
+import { parseJsonBody } from '../body.js';
+import { toGatewayError } from '../errors.js';
+import type { ClientEncoder, Decoded, Prepared, SurfaceAdapter } from './surfaces/surface.js';
 
 export interface AnswerServices extends LifecycleServices {
   catalog: Catalog;
   router: Router;
   limiter: Limiter;
-  /** Stored responses (Responses `store` and `previous_response_id`). */
-  store: Store;
-  logger: Logger;
 }
 
 /** The model a key may use right now, or the spec's 503. */
@@ -45,7 +40,7 @@ export function resolveModel(services: Pick<AnswerServices, 'catalog' | 'router'
   return model;
 }
 
-export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerServices): RouteHandlerMethod {
+export function createAnswerHandler<Extras>(adapter: SurfaceAdapter<Extras>, services: AnswerServices): RouteHandlerMethod {
   return async function answer(request: FastifyRequest, reply: FastifyReply) {
     const lifecycle = new AnswerLifecycle(services, request, reply);
     try {
@@ -67,7 +62,7 @@ export function createAnswerHandler(adapter: SurfaceAdapter, services: AnswerSer
   };
 }
 
-async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycle: AnswerLifecycle, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+async function serve<Extras>(adapter: SurfaceAdapter<Extras>, services: AnswerServices, lifecycle: AnswerLifecycle, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const context = requireContext(request);
   const body = parseJsonBody(request.body);
   const decodedBody = adapter.decode(body, request.headers);
@@ -76,18 +71,19 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
   // key, no target in rotation) is logged and measured with it; a made-up name never is.
   if (services.catalog.get(requested) !== undefined) lifecycle.begin(context, adapter.surface, requested, decodedBody.request.stream);
   const model = resolveModel(services, requested, context);
-  adapter.checkAgainstModel(decodedBody, model);
-  // Before the estimate, so that the hold covers the whole conversation the upstream will read.
-  const conversation = await expandConversation(services.store, context.account.id, decodedBody);
-  const decoded = conversation.decoded;
+  const checked = adapter.checkAgainstModel(decodedBody, model);
+  // Before the estimate, so that the hold covers everything the upstream will read.
+  const prepared = adapter.prepare === undefined ? asChecked(checked) : await adapter.prepare(checked, { accountId: context.account.id, log: request.log });
+  const decoded = prepared.decoded;
+  lifecycle.keepWith(prepared.keep);
   const maxOutputTokens = Math.min(decoded.request.maxOutputTokens ?? model.maxOutputTokens, model.maxOutputTokens);
   // The hold covers every byte the upstream may read: the whole client body (what a pass-through
-  // forwards), plus the stored turns a `previous_response_id` brings in. Counted in slices so that
-  // a large body never holds the event loop (docs/architecture.md, Money).
+  // forwards), plus what the surface's preparation added (the earlier turns of a conversation).
+  // Counted in slices so that a large body never holds the event loop (docs/architecture.md, Money).
   const imageTokens = services.billing.inputBound(model.id).imageTokens;
   let inputTokenBound = await runYielding(walkInputBound(body, { imageTokens }));
-  // The stored turns, bounded like the body (beyond the first 64 KiB of text, by their bytes).
-  if (decoded.previousResponseId !== null) inputTokenBound += estimateInputTokens(decoded.request);
+  // The added turns, bounded like the body (beyond the first 64 KiB of text, by their bytes).
+  if (prepared.expanded) inputTokenBound += estimateInputTokens(decoded.request);
   await limitTokens(services.limiter, request, reply, inputTokenBound + maxOutputTokens);
   const meter = new UsageMeter(inputCount(decoded.request), maxOutputTokens);
   await lifecycle.reserve(context, { model: model.id, inputTokenBound, maxOutputTokens }, meter);
@@ -95,6 +91,7 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
   // "client closed request"; it reaches only the logs and metrics.
   if (lifecycle.aborted) return reply.code(499).send();
 
+  const upstreamHeaders = adapter.upstreamHeaders?.(decoded);
   const open = <Stream extends boolean>(canonical: CanonicalRequest & { readonly stream: Stream }): Promise<OpenedAnswer<Stream>> =>
     services.router.open({
       model,
@@ -107,19 +104,16 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
       signal: lifecycle.signal,
       requestId: request.id,
       onTargetFailed: (target) => lifecycle.targetFailed(target),
-      // The client's body names a response only the gateway knows; the upstream gets the expanded request.
-      canonicalOnly: decoded.previousResponseId !== null,
-      ...(decoded.upstreamHeaders === undefined ? {} : { upstreamHeaders: decoded.upstreamHeaders }),
+      // The client's body names what only the gateway knows; the upstream gets the expanded request.
+      canonicalOnly: prepared.expanded,
+      ...(upstreamHeaders === undefined ? {} : { upstreamHeaders }),
     });
   /** What the opened answer is delivered with (an encoder only for a translated route: a pass-through needs none). */
   const deliveryParts = (opened: OpenedAnswer, canonical: CanonicalRequest): DeliveryParts => {
     lifecycle.routed(opened.target);
     reply.headers(droppedToolsHeaders(opened, canonical));
     const createEncoder = () => adapter.createEncoder(decoded, Math.floor(services.now() / 1000));
-    const keep = decoded.store
-      ? createResponseKeeper({ store: services.store, accountId: context.account.id, inputItems: conversation.inputItems, now: services.now, log: request.log })
-      : undefined;
-    return { createEncoder, keep };
+    return { createEncoder, adapter };
   };
 
   const delivery = byStreamFlag(decoded.request);
@@ -128,7 +122,7 @@ async function serve(adapter: SurfaceAdapter, services: AnswerServices, lifecycl
     const parts = deliveryParts(opened, delivery.request);
     // Returned, not awaited: the handler waits for the stream, and this function's frame (with the
     // whole request it decoded) is not kept while the stream runs.
-    return deliverStream(reply, opened, { lifecycle, meter, adapter, ...parts });
+    return deliverStream(reply, opened, { lifecycle, meter, ...parts });
   }
   const opened = await open(delivery.request);
   const answer = await collectAnswer(opened, meter, lifecycle, deliveryParts(opened, delivery.request));
@@ -155,18 +149,19 @@ function byStreamFlag(request: CanonicalRequest): { stream: true; request: Canon
 }
 
 /**
- * A whole (non-streamed) answer, stored if asked and settled before it is sent: an object to
- * serialize, or a pass-through's JSON text to send as is.
+ * A whole (non-streamed) answer, concluded (settled, and kept if the surface keeps it) before it is
+ * sent: an object to serialize, or a pass-through's JSON text to send as is.
  */
-async function collectAnswer(opened: OpenedAnswer<false>, meter: UsageMeter, lifecycle: AnswerLifecycle, { createEncoder, keep }: DeliveryParts): Promise<Record<string, unknown> | string> {
+async function collectAnswer(opened: OpenedAnswer<false>, meter: UsageMeter, lifecycle: AnswerLifecycle, { createEncoder, adapter }: DeliveryParts): Promise<Record<string, unknown> | string> {
   if (opened.kind === 'passthrough') {
     const { body, text, events } = opened.result;
     for (const event of events) meter.observe(event);
     // A response object that says it failed (status `failed`) goes out as the upstream sent it.
     if (events.some((event) => event.type === 'error')) lifecycle.failed('upstream_error');
-    const response = keep === undefined ? undefined : passthroughResponse(body);
-    await Promise.all([lifecycle.settle(), response === undefined ? undefined : keep?.(response)]);
-    return text ?? body;
+    return lifecycle.conclude(
+      () => adapter.passthroughResponse?.(body),
+      () => text ?? body,
+    );
   }
   const encoder = createEncoder();
   try {
@@ -184,8 +179,25 @@ async function collectAnswer(opened: OpenedAnswer<false>, meter: UsageMeter, lif
   const usage = await meter.usage();
   encoder.finish(usage);
   const body = encoder.body(usage);
-  await Promise.all([lifecycle.settle(), keep?.(body)]);
-  return body;
+  return lifecycle.conclude(
+    () => body,
+    () => body,
+  );
+}
+
+/** A surface without a preparation: the request as checked, nothing added, nothing kept. */
+function asChecked<Extras>(decoded: Decoded<Extras>): Prepared<Extras> {
+  return { decoded, expanded: false };
+}
+
+/** The response header naming the hosted tools the chosen route left out (none on pass-through). */
+export const DROPPED_TOOLS_HEADER = 'x-tollgate-dropped-tools';
+
+function droppedToolsHeaders(opened: OpenedAnswer, request: CanonicalRequest): Record<string, string> {
+  if (opened.kind === 'passthrough') return {};
+  const provider = opened.target.provider;
+  const dropped = (request.hostedTools ?? []).filter((tool) => provider.keepsHostedTool?.(tool, request) !== true).map((tool) => tool.type);
+  return dropped.length === 0 ? {} : { [DROPPED_TOOLS_HEADER]: [...new Set(dropped)].join(',') };
 }
 
 /** Feeds one event to the meter and the encoder; returns it when it is a failure. */

@@ -5,22 +5,25 @@
  * settlement, made in one place (`settle`) and only once, however often it is asked for. It also
  * fills the request's outcome (observability/request-outcome.ts) as the answer goes.
  *
- * The delivery asks for the settlement before the last frame of a stream and before a JSON body
- * (docs/architecture.md, Money): a client that received a complete answer was billed for it.
+ * Every way an answer ends (a JSON body, a translated stream's finish or failure, a pass-through's
+ * last frame or failure) ends through `conclude`: the settlement (and the keeping of a stored
+ * response) before the last bytes (docs/architecture.md, Money): a client that received a complete
+ * answer was billed for it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BillingService, Hold } from '../billing/billing-service.js';
-import type { HoldKeeper } from '../billing/hold-keeper.js';
-import type { SettleRetrier } from '../billing/settle-retry.js';
-import type { UsageMeter } from '../billing/usage-meter.js';
-import type { GatewayErrorCode } from '../errors/gateway-error.js';
-import type { Surface, Usage } from '../protocol/canonical.js';
-import type { Target } from '../routing/catalog.js';
+import type { BillingService, Hold } from '../../billing/billing-service.js';
+import type { HoldKeeper } from '../../billing/hold-keeper.js';
+import type { SettleRetrier } from '../../billing/settle-retry.js';
+import type { UsageMeter } from '../../billing/usage-meter.js';
+import type { GatewayErrorCode } from '../../errors/gateway-error.js';
+import type { Surface, Usage } from '../../protocol/canonical.js';
+import type { Target } from '../../routing/catalog.js';
 import type { ApiContext } from './api-context.js';
 import type { InFlight } from './in-flight.js';
-import type { Metrics } from '../observability/metrics.js';
-import { surfaceLabel } from '../observability/request-metrics.js';
-import type { RequestOutcome } from '../observability/request-outcome.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { surfaceLabel } from '../../observability/request-metrics.js';
+import type { RequestOutcome } from '../../observability/request-outcome.js';
+import type { KeepResponse } from './surfaces/surface.js';
 
 export interface LifecycleServices {
   billing: BillingService;
@@ -66,6 +69,8 @@ export class AnswerLifecycle {
   #clientLeft: 'before_answer' | 'mid_answer' | undefined;
   #running: Running | undefined;
   #settlement: Promise<void> | undefined;
+  /** Saves the final response object, when the surface keeps this answer. */
+  #keep: KeepResponse | undefined;
 
   /** Create it first, so that a client gone at any later step is noticed (and its hold released). */
   #ended: (() => void) | undefined;
@@ -197,6 +202,25 @@ export class AnswerLifecycle {
   fault(stage: FaultStage, error: unknown): void {
     this.#services.metrics.answerFaults.inc({ stage });
     this.#request.log.error({ err: error, stage }, 'the gateway failed inside an answer');
+  }
+
+  /** The answer's final response object is to be saved with `keep` (before its last bytes leave). */
+  keepWith(keep: KeepResponse | undefined): void {
+    this.#keep = keep;
+  }
+
+  /**
+   * The end of the answer, one call on every path: the settlement and the keeping of the final
+   * response (asked of `response` only when it is kept) run together, and once both are done
+   * `last` writes or returns the last bytes. So a client that read the last frame was billed for
+   * the answer and finds it stored.
+   */
+  async conclude<T>(response: () => Record<string, unknown> | undefined, last: () => T): Promise<T> {
+    const settled = this.settle();
+    const keep = this.#keep;
+    const kept = keep === undefined ? undefined : response();
+    await Promise.all([settled, kept === undefined ? undefined : keep?.(kept)]);
+    return last();
   }
 
   /**

@@ -1,0 +1,97 @@
+/**
+ * The Responses surface (`POST /v1/responses`): its decoding, its model checks (reasoning effort,
+ * the model's hosted-tools policy), its conversation state (a `previous_response_id` expanded, a
+ * `store`d answer kept: conversation-state.ts), its encoder and its failure frame.
+ */
+import { GatewayError } from '../../../../errors/gateway-error.js';
+import { idSuffix, newItemId } from '../../../../lib/ids.js';
+import type { CanonicalRequest } from '../../../../protocol/canonical.js';
+import { decodeResponsesBody } from '../../../../protocol/responses/decode-request.js';
+import { unsupportedHostedTool } from '../../../../protocol/responses/decode-tools.js';
+import { ResponsesEncoder } from '../../../../protocol/responses/encoder.js';
+import { failedResponse, responsesFailureFrame } from '../../../../protocol/responses/failure-frame.js';
+import type { ModelEntry } from '../../../../routing/catalog.js';
+import type { SurfaceAdapter } from '../surface.js';
+import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
+import type { ResponsesExtras, ResponseStore } from './responses-extras.js';
+
+export interface ResponsesSurfaceDeps {
+  /** Stored responses (`store` and `previous_response_id`). */
+  store: ResponseStore;
+  now: () => number;
+}
+
+export function createResponsesSurface(deps: ResponsesSurfaceDeps): SurfaceAdapter<ResponsesExtras> {
+  return {
+    surface: 'responses',
+    decode(body) {
+      const { request, store, previousResponseId, metadata, echo } = decodeResponsesBody(body);
+      return { request, clientWantsUsage: true, extras: { store, previousResponseId, metadata, echo } };
+    },
+    checkAgainstModel(decoded, model) {
+      const request = withHostedToolPolicy(decoded.request, model);
+      const effort = request.reasoningEffort;
+      if (effort !== undefined && !model.reasoningEfforts.has(effort)) {
+        const allowed = [...model.reasoningEfforts];
+        const message =
+          allowed.length === 0
+            ? `Reasoning effort is not supported with the model '${model.id}'.`
+            : `Unsupported value: '${effort}' is not supported with the model '${model.id}'. Supported values are: ${allowed.map((value) => `'${value}'`).join(', ')}.`;
+        throw new GatewayError('invalid_request', { message, param: 'reasoning.effort', code: 'unsupported_value' });
+      }
+      return request === decoded.request ? decoded : { ...decoded, request };
+    },
+    // Before the hold, so that it covers the whole conversation the upstream will read.
+    async prepare(decoded, { accountId, log }) {
+      const conversation = await expandConversation(deps.store, accountId, decoded);
+      const keep = decoded.extras.store
+        ? createResponseKeeper({ store: deps.store, accountId, inputItems: conversation.inputItems, now: deps.now, log })
+        : undefined;
+      return { decoded: conversation.decoded, expanded: decoded.extras.previousResponseId !== null, keep };
+    },
+    passthroughResponse,
+    createEncoder(decoded, createdAt) {
+      const { store, metadata, previousResponseId, echo } = decoded.extras;
+      const encoder = new ResponsesEncoder({
+        responseId: `resp_${idSuffix()}`,
+        createdAt,
+        model: decoded.request.model,
+        request: decoded.request,
+        stream: decoded.request.stream,
+        store,
+        metadata,
+        previousResponseId,
+        idGenerator: newItemId,
+        echo,
+      });
+      return {
+        start: () => encoder.start(),
+        push: (event) => encoder.push(event),
+        finish: (usage) => encoder.finish(usage),
+        fail: (error, usage) => encoder.fail(error.wireCode, error.message, usage),
+        body: () => encoder.response(),
+      };
+    },
+    // The frame the encoder's `fail` ends with too (protocol/responses/failure-frame.ts).
+    passthroughFailure(error, failure, usage) {
+      const told = { code: error.wireCode, message: error.message, param: error.param };
+      const response = failure.response === undefined ? undefined : failedResponse(failure.response, told, usage);
+      const sse = responsesFailureFrame(told, failure.sequenceNumber ?? 0, response);
+      return response === undefined ? { sse } : { sse, response };
+    },
+  };
+}
+
+/**
+ * The model's `hosted_tools` setting: `map` lets translated routes use their own equivalents (the
+ * request returned says so); `refuse` answers 400 naming the first hosted tool when any target of
+ * the model would translate the request (a Responses pass-through runs them all, so a model served
+ * only that way never refuses).
+ */
+function withHostedToolPolicy(request: CanonicalRequest, model: ModelEntry): CanonicalRequest {
+  const hosted = request.hostedTools ?? [];
+  if (hosted.length === 0) return request;
+  const translates = model.targets.some((target) => target.provider.speaksNatively?.('responses') !== true);
+  if (model.hostedTools === 'refuse' && translates && hosted[0] !== undefined) throw unsupportedHostedTool(hosted[0]);
+  return model.hostedTools === 'map' ? { ...request, mapHostedTools: true } : request;
+}

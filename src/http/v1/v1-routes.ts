@@ -1,0 +1,59 @@
+/**
+ * Every `/v1` route, registered on the app from what `/v1` needs and nothing more: the three
+ * creation endpoints (one handler, one surface adapter each), token counting, the model list and
+ * the stored-response endpoints. Each route runs the API hooks (key, then request rate limit).
+ */
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { Authenticator } from '../../auth/authenticator.js';
+import type { ConfigFile } from '../../config/schema.js';
+import type { AuthGuards } from '../auth-guards.js';
+import { createAnswerHandler, type AnswerServices } from './answer.js';
+import { createApiHooks } from './api-hooks.js';
+import { registerModelRoutes } from './models-route.js';
+import { anthropicMessagesSurface } from './surfaces/anthropic-messages/anthropic-messages-surface.js';
+import { registerCountTokensRoute } from './surfaces/anthropic-messages/count-tokens-route.js';
+import { chatCompletionsSurface } from './surfaces/chat-completions/chat-completions-surface.js';
+import type { ResponseStore } from './surfaces/responses/responses-extras.js';
+import { createResponsesSurface } from './surfaces/responses/responses-surface.js';
+import { registerStoredResponseRoutes } from './surfaces/responses/stored-response-routes.js';
+import type { SurfaceAdapter } from './surfaces/surface.js';
+
+/** What `/v1` needs: the answer's services, and what its hooks and stored responses use. */
+export interface V1Deps extends AnswerServices {
+  authenticator: Authenticator;
+  /** Shared with the other routes that look credentials up (what a failed lookup costs). */
+  authGuards: AuthGuards;
+  /** Stored responses (Responses `store`, `previous_response_id`, GET and DELETE). */
+  store: ResponseStore;
+  rateLimits: ConfigFile['rate_limits'];
+}
+
+/**
+ * An encapsulated plugin: its hooks and routes touch no admin, console or ops request. Also Claude
+ * Code's connectivity probe, `HEAD /api/hello` at the base address (no key is sent), which is not
+ * under /v1 but is there for /v1's clients.
+ */
+export function registerV1Routes(app: FastifyInstance, deps: V1Deps): void {
+  void app.register(async (scope) => registerRoutes(scope, deps));
+}
+
+function registerRoutes(app: FastifyInstance, deps: V1Deps): void {
+  const keyHooks = { authenticator: deps.authenticator, authGuards: deps.authGuards, limiter: deps.limiter, rateLimits: deps.rateLimits };
+  const onRequest = createApiHooks(keyHooks);
+  // The route's surface is in its config, so that a refusal before the handler (key, limits, body)
+  // is logged with it too (src/request-log/entry.ts).
+  const answerRoute = <Extras>(path: string, adapter: SurfaceAdapter<Extras>, hooks: onRequestAsyncHookHandler[]): void => {
+    app.post(path, { onRequest: hooks, config: { surface: adapter.surface } }, createAnswerHandler(adapter, deps));
+  };
+  answerRoute('/v1/responses', createResponsesSurface({ store: deps.store, now: deps.now }), onRequest);
+  answerRoute('/v1/chat/completions', chatCompletionsSurface, onRequest);
+  // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
+  const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
+  answerRoute('/v1/messages', anthropicMessagesSurface, onAnthropicRequest);
+  registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
+  // Anthropic's clients list models too (with `x-api-key`).
+  const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
+  registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
+  registerStoredResponseRoutes(app, { onRequest, store: deps.store });
+  app.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });
+}
