@@ -16,7 +16,7 @@ import { countInputTokens, estimateInputTokens } from '../protocol/tokens.js';
 import type { Limiter } from '../ratelimit/limiter.js';
 import type { Catalog, ModelEntry } from '../routing/catalog.js';
 import type { OpenedAnswer, Router } from '../routing/router.js';
-import type { Store } from '../store/store.js';
+import type { OperationsStore } from '../store/store.js';
 import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
@@ -31,7 +31,7 @@ export interface AnswerServices extends LifecycleServices {
   router: Router;
   limiter: Limiter;
   /** Stored responses (Responses `store` and `previous_response_id`). */
-  store: Store;
+  store: OperationsStore;
   logger: Logger;
 }
 

@@ -12,7 +12,7 @@ import { clipEcho } from '../protocol/client-echo.js';
 import { InvalidRequestError, type InputItem } from '../protocol/canonical.js';
 import { decodeInput } from '../protocol/responses/decode-input.js';
 import { encodeInputItems, outputItemsAsInputItems, type ResponsesInputItem } from '../protocol/responses/input-items.js';
-import type { Store } from '../store/store.js';
+import type { OperationsStore } from '../store/store.js';
 import type { DecodedBody } from './surfaces.js';
 
 export interface ExpandedConversation {
@@ -26,7 +26,7 @@ export interface ExpandedConversation {
  * Resolves `previous_response_id` among this account's stored responses; another account's is
  * not found, exactly like an unknown id (OpenAI's 400 `previous_response_not_found`).
  */
-export async function expandConversation(store: Store, accountId: string, decoded: DecodedBody): Promise<ExpandedConversation> {
+export async function expandConversation(store: OperationsStore, accountId: string, decoded: DecodedBody): Promise<ExpandedConversation> {
   const newItems = (): ResponsesInputItem[] => (decoded.store ? encodeInputItems(decoded.request.input, newItemId) : []);
   const previousId = decoded.previousResponseId;
   if (previousId === null) return { decoded, inputItems: newItems() };
@@ -61,7 +61,7 @@ function decodeStoredItems(items: ResponsesInputItem[], responseId: string): Inp
 export type KeepResponse = (response: Record<string, unknown>) => Promise<void>;
 
 export interface KeeperOptions {
-  store: Store;
+  store: OperationsStore;
   accountId: string;
   inputItems: ResponsesInputItem[];
   now: () => number;

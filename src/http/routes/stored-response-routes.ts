@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { clipEcho } from '../../protocol/client-echo.js';
-import type { Store, StoredResponse } from '../../store/store.js';
+import type { OperationsStore, StoredResponse } from '../../store/store.js';
 import { requireContext } from '../api-hooks.js';
 
 interface IdParams {
@@ -19,7 +19,7 @@ const MAX_LIMIT = 100;
 const ORDERS = ['asc', 'desc'] as const;
 type Order = (typeof ORDERS)[number];
 
-export function registerStoredResponseRoutes(app: FastifyInstance, deps: { onRequest: onRequestAsyncHookHandler[]; store: Store }): void {
+export function registerStoredResponseRoutes(app: FastifyInstance, deps: { onRequest: onRequestAsyncHookHandler[]; store: OperationsStore }): void {
   const { onRequest, store } = deps;
 
   app.get<IdParams>('/v1/responses/:id', { onRequest }, async (request) => {
@@ -48,7 +48,7 @@ export function registerStoredResponseRoutes(app: FastifyInstance, deps: { onReq
   });
 }
 
-async function findOwn(store: Store, request: FastifyRequest<IdParams>): Promise<StoredResponse> {
+async function findOwn(store: OperationsStore, request: FastifyRequest<IdParams>): Promise<StoredResponse> {
   const id = request.params.id;
   const stored = await store.findResponse(id, requireContext(request).account.id);
   if (stored === undefined) throw notFound(id);
