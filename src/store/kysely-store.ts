@@ -62,7 +62,7 @@ import * as instances from './instance-queries.js';
 import * as ledger from './ledger-queries.js';
 import * as requestLog from './request-log-queries.js';
 import * as responses from './response-queries.js';
-import type { SqliteBatchCommit, SqliteBatchOperation } from './sqlite-hold-statements.js';
+import type { SqliteBatchCommit, SqliteBatchOperation } from './sqlite/sqlite-hold-statements.js';
 import * as usage from './usage-queries.js';
 import {
   decodeAccount,

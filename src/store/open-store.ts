@@ -13,12 +13,12 @@ import { KyselyStore, type KyselyStoreParts } from './kysely-store.js';
 import { migrateSqliteFile, migrateToLatest } from './migrations/migrate.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
-import { createPostgresHoldBatchCommit } from './postgres-hold-batch.js';
-import { PostgresStore } from './postgres-store.js';
+import { createPostgresHoldBatchCommit } from './postgres/postgres-hold-batch.js';
+import { PostgresStore } from './postgres/postgres-store.js';
 import { createSqliteRequestLogAppend } from './request-log-queries.js';
-import { createSqliteHoldBatchCommit } from './sqlite-hold-statements.js';
-import { startSqliteCheckpointer, type SqliteCheckpointer } from './sqlite-checkpointer.js';
-import { openSqliteConnection, sqliteImmediateTransaction } from './sqlite-database.js';
+import { createSqliteHoldBatchCommit } from './sqlite/sqlite-hold-statements.js';
+import { startSqliteCheckpointer, type SqliteCheckpointer } from './sqlite/sqlite-checkpointer.js';
+import { openSqliteConnection, sqliteImmediateTransaction } from './sqlite/sqlite-database.js';
 
 export interface OpenStoreOptions {
   /** Apply pending migrations before returning (default true). */

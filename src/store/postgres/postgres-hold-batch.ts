@@ -17,13 +17,13 @@
  * meanwhile the next batch already runs.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Outcome } from './group-commit.js';
-import type { CommittedBatch } from './pipelined-group-commit.js';
+import type { Outcome } from '../group-commit.js';
+import type { CommittedBatch } from '../pipelined-group-commit.js';
 import { createDurableFlush, type DurableFlush } from './postgres-flush.js';
-import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
-import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
-import type { Database } from './schema.js';
-import { KeyBudgetExceededError } from './store.js';
+import type { HoldBatchCommit, HoldOperation } from '../hold-operations.js';
+import { chargeCountsAnything, EXCESS_NOTE } from '../ledger-queries.js';
+import type { Database } from '../schema.js';
+import { KeyBudgetExceededError } from '../store.js';
 
 /** An operation that failed on its own inside a batch, with PostgreSQL's SQLSTATE as its `code`. */
 export class HoldOperationError extends Error {

@@ -12,13 +12,13 @@
  * reached fails the whole batch.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Outcome } from './group-commit.js';
-import type { CommittedBatch } from './pipelined-group-commit.js';
+import type { Outcome } from '../group-commit.js';
+import type { CommittedBatch } from '../pipelined-group-commit.js';
 import type { DurableFlush } from './postgres-flush.js';
 import { isOperationError } from './postgres-hold-batch.js';
-import { responseOfAnotherAccount, responseRow, saveResponse, type ResponseRowValues } from './response-queries.js';
-import type { Database } from './schema.js';
-import type { StoredResponse } from './store.js';
+import { responseOfAnotherAccount, responseRow, saveResponse, type ResponseRowValues } from '../response-queries.js';
+import type { Database } from '../schema.js';
+import type { StoredResponse } from '../store.js';
 
 /** A save checked and encoded before it is queued, so a bad one fails its own call only. */
 export interface ResponseSave {

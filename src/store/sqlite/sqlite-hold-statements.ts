@@ -26,14 +26,14 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Outcome } from './group-commit.js';
-import type { HoldOperation } from './hold-operations.js';
-import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from './key-budget-queries.js';
-import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
-import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, type ResponseRowValues } from './response-queries.js';
-import { toBigInt, toEpochMilliseconds, toText } from './row-decoding.js';
-import type { Database } from './schema.js';
-import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from './store.js';
+import type { Outcome } from '../group-commit.js';
+import type { HoldOperation } from '../hold-operations.js';
+import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from '../key-budget-queries.js';
+import { chargeCountsAnything, EXCESS_NOTE } from '../ledger-queries.js';
+import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, type ResponseRowValues } from '../response-queries.js';
+import { toBigInt, toEpochMilliseconds, toText } from '../row-decoding.js';
+import type { Database } from '../schema.js';
+import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from '../store.js';
 
 /** A stored response's save, checked and encoded before it is queued (response-queries.ts). */
 export interface SaveResponseOperation {

@@ -6,13 +6,13 @@
  * (postgres-flush.ts, shared by both) overlaps the next batch; every operation still resolves only
  * once it is durable. Built by open-store.ts.
  */
-import { checkpointOperation, MAX_HOLD_BATCH_SIZE, openOperation, settleOperation, type HoldOperation } from './hold-operations.js';
-import { KyselyStore, type KyselyStoreParts } from './kysely-store.js';
-import { PipelinedGroupCommit } from './pipelined-group-commit.js';
+import { checkpointOperation, MAX_HOLD_BATCH_SIZE, openOperation, settleOperation, type HoldOperation } from '../hold-operations.js';
+import { KyselyStore, type KyselyStoreParts } from '../kysely-store.js';
+import { PipelinedGroupCommit } from '../pipelined-group-commit.js';
 import { createDurableFlush } from './postgres-flush.js';
 import { createPostgresPipelinedHoldBatchCommit } from './postgres-hold-batch.js';
 import { createPostgresResponseBatchCommit, responseSave, type ResponseSave } from './postgres-response-batch.js';
-import type { Charge, HoldCheckpoint, NewHold, StoredResponse } from './store.js';
+import type { Charge, HoldCheckpoint, NewHold, StoredResponse } from '../store.js';
 
 /** Stored responses are whole answers: fewer per INSERT than hold operations. */
 const MAX_RESPONSE_BATCH_SIZE = 64;
