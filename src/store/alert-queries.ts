@@ -6,7 +6,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { pageOf } from './admin-queries.js';
-import type { Transact } from './hold-queries.js';
+import type { Transact } from './engine.js';
 import { StoreDataError, toBigInt, toDate, toEpochMilliseconds, toNullableDate, toNullableText, toSafeNumber, toText } from './row-decoding.js';
 import type { Database } from './schema.js';
 import type { AlertClaim, AlertDelivery, AlertDeliveryOutcome, AlertDeliveryState, LowBalanceCrossing, NewAlertDelivery, Page, PageRequest } from './store.js';

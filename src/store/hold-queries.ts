@@ -7,13 +7,11 @@
  * expired by the sweeper, never both).
  */
 import type { Kysely } from 'kysely';
+import type { Transact } from './engine.js';
 import type { Database } from './schema.js';
 import { heldBudgetOf, settleKeySpend } from './key-budget-queries.js';
 import { appendLedgerEntry, chargeCountsAnything, EXPIRED_HOLD_NOTE } from './ledger-queries.js';
 import { toBigInt, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
-
-/** Runs `work` in one database transaction (engine-specific: see open-store.ts). */
-export type Transact = <T>(work: (transaction: Kysely<Database>) => Promise<T>) => Promise<T>;
 
 /** How many expired holds one sweep reads at a time. */
 const RELEASE_BATCH_SIZE = 500;

@@ -1,7 +1,7 @@
 /**
  * Key administration beyond create and disable (migration 0006): the paginated listing, changes
  * of settings and budget, rotation, soft deletion, and a key's spend in a budget period. The
- * callers (kysely-store.ts) run the changes in a transaction with their audit row and move the
+ * callers (account-store.ts) run the changes in a transaction with their audit row and move the
  * revision counter, so every instance's key cache forgets the old settings or secret.
  */
 import { sql, type Kysely, type Updateable } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * Stored responses on PostgreSQL, group-committed like the holds (postgres-store.ts): the saves of
+ * Stored responses on PostgreSQL, group-committed like the holds (postgres-engine.ts): the saves of
  * many requests go in one INSERT, one transaction that commits without waiting for the disk, then
  * the shared flush (postgres-flush.ts) before any save resolves, so a save is durable when it
  * resolves, as a save of its own was. Each save keeps its own result: one whose id belongs to
