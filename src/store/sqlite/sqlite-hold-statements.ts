@@ -45,8 +45,10 @@ export interface SaveResponseOperation {
 export type SqliteBatchOperation = HoldOperation | SaveResponseOperation;
 
 /**
- * Applies a batch in one transaction, like `HoldBatchCommit` (hold-operations.ts), which it also
- * serves as. A save's outcome is true, or the error that failed it (another account's id).
+ * Applies a batch in one transaction and resolves once it has committed: per operation, whether it
+ * took effect (a hold opened, a hold settled; a checkpoint is always true; a save is true) or the
+ * error that failed it alone (a save: another account's id). Rejects when the transaction failed as
+ * a whole; then nothing of the batch committed.
  */
 export type SqliteBatchCommit = (operations: readonly SqliteBatchOperation[]) => Promise<Array<Outcome<boolean>>>;
 
