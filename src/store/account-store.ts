@@ -4,13 +4,13 @@
  * console sessions in console-session-queries.ts. Every change is audited in its own transaction
  * (audited-change.ts) and moves the revision counter.
  */
-import * as admin from './admin-queries.js';
-import * as alerts from './alert-queries.js';
-import { auditedChange, readAdminToken } from './audited-change.js';
-import * as consoleSessions from './console-session-queries.js';
-import * as keys from './key-queries.js';
-import * as ledger from './ledger-queries.js';
-import { decodeAccount, decodeApiKey, encodeModels, toEpochMilliseconds, toSafeNumber } from './row-decoding.js';
+import * as admin from './queries/admin-queries.js';
+import * as alerts from './queries/alert-queries.js';
+import { auditedChange, readAdminToken } from './queries/audited-change.js';
+import * as consoleSessions from './queries/console-session-queries.js';
+import * as keys from './queries/key-queries.js';
+import * as ledger from './queries/ledger-queries.js';
+import { decodeAccount, decodeApiKey, encodeModels, toEpochMilliseconds, toSafeNumber } from './queries/row-decoding.js';
 import { bumpRevision, StoreCore } from './store-core.js';
 import type {
   AccountCursor,

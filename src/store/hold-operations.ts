@@ -5,8 +5,8 @@
  * SQLite in sqlite-hold-statements.ts, PostgreSQL in postgres-hold-batch.ts (functions of
  * migration 0008). Inputs are checked here, before queueing, so a bad one fails its own call only.
  */
-import { assertNonNegativeAmount, assertTokenCounts } from './ledger-queries.js';
-import { toEpochMilliseconds } from './row-decoding.js';
+import { assertNonNegativeAmount, assertTokenCounts } from './queries/ledger-queries.js';
+import { toEpochMilliseconds } from './queries/row-decoding.js';
 import type { Charge, HoldCheckpoint, NewHold } from './store.js';
 
 export type HoldOperation =

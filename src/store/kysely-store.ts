@@ -6,12 +6,12 @@
  * engine), running instances (instance-queries.ts), the request log (request-log-queries.ts,
  * appended through the engine), usage (usage-queries.ts) and alerts (alert-queries.ts).
  */
-import * as alerts from './alert-queries.js';
-import * as instances from './instance-queries.js';
-import * as keys from './key-queries.js';
+import * as alerts from './queries/alert-queries.js';
+import * as instances from './queries/instance-queries.js';
+import * as keys from './queries/key-queries.js';
 import { KyselyMoneyStore } from './money-store.js';
-import * as requestLog from './request-log-queries.js';
-import * as responses from './response-queries.js';
+import * as requestLog from './queries/request-log-queries.js';
+import * as responses from './queries/response-queries.js';
 import type {
   AlertClaim,
   AlertDelivery,
@@ -36,7 +36,7 @@ import type {
   UsageRange,
   UsageRow,
 } from './store.js';
-import * as usage from './usage-queries.js';
+import * as usage from './queries/usage-queries.js';
 
 export class KyselyStore extends KyselyMoneyStore implements Store {
   saveResponse(response: StoredResponse): Promise<void> {

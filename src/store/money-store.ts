@@ -4,12 +4,12 @@
  * applies a batch its own way), expired holds swept (hold-queries.ts), credits and debits with their
  * ledger entries, the append-only ledger (ledger-queries.ts) and key budgets' spend.
  */
-import * as admin from './admin-queries.js';
+import * as admin from './queries/admin-queries.js';
 import { KyselyAccountStore } from './account-store.js';
 import { checkpointOperation, openOperation, settleOperation } from './hold-operations.js';
-import * as holds from './hold-queries.js';
-import * as keys from './key-queries.js';
-import * as ledger from './ledger-queries.js';
+import * as holds from './queries/hold-queries.js';
+import * as keys from './queries/key-queries.js';
+import * as ledger from './queries/ledger-queries.js';
 import { bumpRevision } from './store-core.js';
 import type { AccountRecord, AuditDraft, BudgetWindow, Charge, HoldCheckpoint, KeySpend, LedgerEntry, MoneyStore, NewHold, Page, PageRequest } from './store.js';
 

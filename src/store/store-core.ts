@@ -5,8 +5,8 @@
  */
 import type { Kysely } from 'kysely';
 import type { Engine, HoldQueue, Transact } from './engine.js';
-import { auditedChange, readAccount, readKey } from './audited-change.js';
-import { decodeAccount, toEpochMilliseconds } from './row-decoding.js';
+import { auditedChange, readAccount, readKey } from './queries/audited-change.js';
+import { decodeAccount, toEpochMilliseconds } from './queries/row-decoding.js';
 import type { Database, StoreEngine } from './schema.js';
 import type { AccountRecord, ApiKeyRecord, AuditDraft } from './store.js';
 

@@ -12,7 +12,7 @@ import type { Engine, EngineOptions, Transact } from '../engine.js';
 import { MAX_HOLD_BATCH_SIZE, type HoldOperation } from '../hold-operations.js';
 import { migrateToLatest } from '../migrations/migrate.js';
 import { PipelinedGroupCommit } from '../pipelined-group-commit.js';
-import { appendRequestLog } from '../request-log-queries.js';
+import { appendRequestLog } from '../queries/request-log-queries.js';
 import type { Database } from '../schema.js';
 import type { RequestLogEntry, StoredResponse } from '../store.js';
 import { createDurableFlush } from './postgres-flush.js';

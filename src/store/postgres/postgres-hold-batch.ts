@@ -21,7 +21,7 @@ import type { Outcome } from '../group-commit.js';
 import type { CommittedBatch } from '../pipelined-group-commit.js';
 import { createDurableFlush, type DurableFlush } from './postgres-flush.js';
 import type { HoldOperation } from '../hold-operations.js';
-import { chargeCountsAnything, EXCESS_NOTE } from '../ledger-queries.js';
+import { chargeCountsAnything, EXCESS_NOTE } from '../queries/ledger-queries.js';
 import type { Database } from '../schema.js';
 import { KeyBudgetExceededError } from '../store.js';
 

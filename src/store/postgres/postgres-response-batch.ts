@@ -16,7 +16,7 @@ import type { Outcome } from '../group-commit.js';
 import type { CommittedBatch } from '../pipelined-group-commit.js';
 import type { DurableFlush } from './postgres-flush.js';
 import { isOperationError } from './postgres-hold-batch.js';
-import { responseOfAnotherAccount, responseRow, saveResponse, type ResponseRowValues } from '../response-queries.js';
+import { responseOfAnotherAccount, responseRow, saveResponse, type ResponseRowValues } from '../queries/response-queries.js';
 import type { Database } from '../schema.js';
 import type { StoredResponse } from '../store.js';
 

@@ -13,7 +13,7 @@ import type { Engine, EngineOptions, Transact } from '../engine.js';
 import { GroupCommit } from '../group-commit.js';
 import { MAX_HOLD_BATCH_SIZE } from '../hold-operations.js';
 import { migrateSqliteFile, migrateToLatest } from '../migrations/migrate.js';
-import { responseRow } from '../response-queries.js';
+import { responseRow } from '../queries/response-queries.js';
 import type { Database } from '../schema.js';
 import type { StoredResponse } from '../store.js';
 import { startSqliteCheckpointer, type SqliteCheckpointer } from './sqlite-checkpointer.js';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js';
 import { openOperation, settleOperation } from '../hold-operations.js';
 import { openStore } from '../open-store.js';
-import { responseRow } from '../response-queries.js';
+import { responseRow } from '../queries/response-queries.js';
 import type { Database } from '../schema.js';
 import { createSqliteHoldBatchCommit, type SaveResponseOperation, type SqliteBatchCommit } from './sqlite-hold-statements.js';
 import { KeyBudgetExceededError, type ApiKeyRecord, type BudgetWindow, type Charge, type KeyBudget, type NewHold, type Store, type StoredResponse } from '../store.js';

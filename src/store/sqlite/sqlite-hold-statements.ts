@@ -28,12 +28,12 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Outcome } from '../group-commit.js';
 import type { HoldOperation } from '../hold-operations.js';
-import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from '../key-budget-queries.js';
-import { chargeCountsAnything, EXCESS_NOTE } from '../ledger-queries.js';
-import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, type ResponseRowValues } from '../response-queries.js';
-import { toBigInt, toEpochMilliseconds, toText } from '../row-decoding.js';
+import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from '../queries/key-budget-queries.js';
+import { chargeCountsAnything, EXCESS_NOTE } from '../queries/ledger-queries.js';
+import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, type ResponseRowValues } from '../queries/response-queries.js';
+import { toBigInt, toEpochMilliseconds, toText } from '../queries/row-decoding.js';
 import type { Database } from '../schema.js';
-import { APPEND_CHARGE_SQL, APPEND_EXCESS_SQL, RELEASE_HOLD_SQL, SETTLE_HOLD_SQL } from '../settlement-sql.js';
+import { APPEND_CHARGE_SQL, APPEND_EXCESS_SQL, RELEASE_HOLD_SQL, SETTLE_HOLD_SQL } from '../queries/settlement-sql.js';
 import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from '../store.js';
 
 /** A stored response's save, checked and encoded before it is queued (response-queries.ts). */

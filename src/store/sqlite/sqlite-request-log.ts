@@ -4,7 +4,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import { requestLogRow, type RequestLogRowValues } from '../request-log-queries.js';
+import { requestLogRow, type RequestLogRowValues } from '../queries/request-log-queries.js';
 import type { Database } from '../schema.js';
 import type { RequestLogEntry } from '../store.js';
 

@@ -15,9 +15,9 @@
  */
 import type { Kysely } from 'kysely';
 import { toBigInt, toBudgetPeriod, toEpochMilliseconds, toText } from './row-decoding.js';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 import { bound } from './settlement-sql.js';
-import type { BudgetPeriod, BudgetWindow } from './store.js';
+import type { BudgetPeriod, BudgetWindow } from '../store.js';
 
 /**
  * Parameters: period start, amount, key id, period, amount. One row inserted or updated means

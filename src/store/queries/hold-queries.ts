@@ -8,8 +8,8 @@
  * expired by the sweeper, never both).
  */
 import type { Kysely } from 'kysely';
-import type { Transact } from './engine.js';
-import type { Database } from './schema.js';
+import type { Transact } from '../engine.js';
+import type { Database } from '../schema.js';
 import { heldBudgetOf, settleKeySpend } from './key-budget-queries.js';
 import { assertNonNegativeAmount, assertTokenCounts, chargeCountsAnything, EXPIRED_HOLD_NOTE } from './ledger-queries.js';
 import { toBigInt, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';

@@ -6,8 +6,8 @@
  */
 import { sql, type Kysely, type Updateable } from 'kysely';
 import { decodeApiKey, encodeModels, toBigInt, toBudgetPeriod, toEpochMilliseconds, toText } from './row-decoding.js';
-import type { ApiKeysTable, Database } from './schema.js';
-import type { ApiKeyRecord, BudgetWindow, KeyBudgetLevel, KeyChanges, KeyCursor, KeyFilter, KeySpend, Page, PageRequest } from './store.js';
+import type { ApiKeysTable, Database } from '../schema.js';
+import type { ApiKeyRecord, BudgetWindow, KeyBudgetLevel, KeyChanges, KeyCursor, KeyFilter, KeySpend, Page, PageRequest } from '../store.js';
 
 /** The alert kinds of key budgets (config ALERT_EVENT_TYPES); their claims' scope is the period start. */
 export const KEY_BUDGET_ALERT_KINDS = { eighty: 'key_budget.80', full: 'key_budget.100' } as const;

@@ -12,8 +12,8 @@
  * migration 0007) hold the empty string, read back as null. No migration rewrites the table for it.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import type { Page, PageRequest, RequestLogCursor, RequestLogEntry, RequestLogFilter, RequestLogRecord } from './store.js';
+import type { Database } from '../schema.js';
+import type { Page, PageRequest, RequestLogCursor, RequestLogEntry, RequestLogFilter, RequestLogRecord } from '../store.js';
 import { pageOf } from './admin-queries.js';
 import { assertTokenCounts } from './ledger-queries.js';
 import { toBigInt, toDate, toEpochMilliseconds, toFlag, toNullableSafeNumber, toNullableText, toSafeNumber, toText } from './row-decoding.js';
