@@ -4,7 +4,7 @@
  */
 import { newId } from '../auth/key-secret.js';
 import { formatUsd, MAX_USD_NANOS } from '../billing/money.js';
-import type { AccountCursor, AccountFilter, AccountRecord, LedgerEntry, Page, Store } from '../store/store.js';
+import type { AccountCursor, AccountFilter, AccountRecord, LedgerEntry, Page, AccountStore, MoneyStore } from '../store/store.js';
 import { AdminError } from './admin-error.js';
 import { auditDraft, type Actor } from './audit.js';
 import { parseUsdAmount } from './input.js';
@@ -21,7 +21,7 @@ export interface NewAccountInput {
 }
 
 /** Creates an account. Refuses a bad or taken name and a bad balance with an `AdminError`. */
-export async function createAccount(store: Store, input: NewAccountInput, actor: Actor): Promise<AccountRecord> {
+export async function createAccount(store: AccountStore, input: NewAccountInput, actor: Actor): Promise<AccountRecord> {
   const name = validateAccountName(input.name);
   const openingBalanceNanos = parseUsdAmount(input.balanceUsd ?? '0', 'balance', { positive: false });
   if ((await store.findAccount(name)) !== undefined) throw nameTaken(name);
@@ -35,14 +35,14 @@ export async function createAccount(store: Store, input: NewAccountInput, actor:
 }
 
 export async function listAccountsPage(
-  store: Store,
+  store: AccountStore,
   filter: AccountFilter,
   page: { limit: number; after?: AccountCursor },
 ): Promise<Page<AccountRecord, AccountCursor>> {
   return store.listAccountsPage(filter, page);
 }
 
-export async function renameAccount(store: Store, accountRef: string, newName: string, actor: Actor): Promise<AccountRecord> {
+export async function renameAccount(store: AccountStore, accountRef: string, newName: string, actor: Actor): Promise<AccountRecord> {
   const before = await requireAccount(store, accountRef);
   const name = validateAccountName(newName);
   const holder = await store.findAccount(name);
@@ -66,7 +66,7 @@ export interface AccountChanges {
  * Applies the changes given, each audited on its own: the rename first, so that a taken name
  * changes nothing; every input is checked before either is made.
  */
-export async function updateAccount(store: Store, accountRef: string, changes: AccountChanges, actor: Actor): Promise<AccountRecord> {
+export async function updateAccount(store: AccountStore, accountRef: string, changes: AccountChanges, actor: Actor): Promise<AccountRecord> {
   if (changes.name === undefined && changes.lowBalanceThresholdUsd === undefined) {
     throw new AdminError('invalid_input', 'give at least one change: name or low_balance_threshold_usd');
   }
@@ -79,7 +79,7 @@ export async function updateAccount(store: Store, accountRef: string, changes: A
 }
 
 /** A disabled account's keys are refused (401) by every instance within a second. */
-export async function setAccountDisabled(store: Store, accountRef: string, disabled: boolean, actor: Actor): Promise<AccountRecord> {
+export async function setAccountDisabled(store: AccountStore, accountRef: string, disabled: boolean, actor: Actor): Promise<AccountRecord> {
   const before = await requireAccount(store, accountRef);
   await store.setAccountDisabled(before.id, disabled, auditDraft(actor, disabled ? 'account.disable' : 'account.enable', accountView));
   return requireAccount(store, before.id);
@@ -89,7 +89,7 @@ export async function setAccountDisabled(store: Store, accountRef: string, disab
  * Takes a positive USD amount off an account's balance through the ledger; refused (conflict) when
  * the balance less its open holds does not cover it, so a balance never goes below zero.
  */
-export async function debitAccount(store: Store, accountRef: string, amountUsd: string, note: string | null, actor: Actor): Promise<AccountRecord> {
+export async function debitAccount(store: AccountStore & MoneyStore, accountRef: string, amountUsd: string, note: string | null, actor: Actor): Promise<AccountRecord> {
   const amountNanos = parseUsdAmount(amountUsd, 'amount', { positive: true });
   const before = await requireAccount(store, accountRef);
   const after = await store.debit(before.id, amountNanos, note, auditDraft(actor, 'account.debit', accountView, { note }));
@@ -108,26 +108,26 @@ export async function debitAccount(store: Store, accountRef: string, amountUsd: 
  * removes it (`null`); a new threshold re-arms the alert, so it fires again if the account is
  * below the new one.
  */
-export async function setLowBalanceThreshold(store: Store, accountRef: string, thresholdUsd: string | null, actor: Actor): Promise<AccountRecord> {
+export async function setLowBalanceThreshold(store: AccountStore, accountRef: string, thresholdUsd: string | null, actor: Actor): Promise<AccountRecord> {
   const thresholdNanos = thresholdUsd === null ? null : parseLowBalanceThreshold(thresholdUsd);
   const before = await requireAccount(store, accountRef);
   await store.setLowBalanceThreshold(before.id, thresholdNanos, auditDraft(actor, 'account.set_low_balance_threshold', accountView));
   return requireAccount(store, before.id);
 }
 
-export async function listLedgerPage(store: Store, accountRef: string, page: { limit: number; after?: number }): Promise<Page<LedgerEntry, number>> {
+export async function listLedgerPage(store: AccountStore & MoneyStore, accountRef: string, page: { limit: number; after?: number }): Promise<Page<LedgerEntry, number>> {
   const account = await requireAccount(store, accountRef);
   return store.listLedgerPage(account.id, page);
 }
 
 
-export async function listAccounts(store: Store): Promise<AccountRecord[]> {
+export async function listAccounts(store: AccountStore): Promise<AccountRecord[]> {
   return store.listAccounts();
 }
 
 /** Adds a positive USD amount to an account's balance through the ledger, up to MAX_USD_NANOS (conflict beyond). */
 export async function creditAccount(
-  store: Store,
+  store: AccountStore & MoneyStore,
   accountRef: string,
   amountUsd: string,
   note: string | null,
@@ -146,7 +146,7 @@ export async function creditAccount(
 }
 
 /** The account with this id or name, or an `AdminError` saying there is none. */
-export async function requireAccount(store: Store, accountRef: string): Promise<AccountRecord> {
+export async function requireAccount(store: AccountStore, accountRef: string): Promise<AccountRecord> {
   const reference = accountRef.trim();
   const account = reference === '' ? undefined : await store.findAccount(reference);
   if (account === undefined) {

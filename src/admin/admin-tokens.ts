@@ -4,7 +4,7 @@
  * and only its SHA-256 hash is stored. Shared by the CLI and the admin HTTP routes.
  */
 import { ADMIN_TOKEN_PREFIX, displayPrefix, generateKeySecret, hashesEqual, hashKeySecret, newId } from '../auth/key-secret.js';
-import type { AdminRole, AdminTokenRecord, Store } from '../store/store.js';
+import type { AdminRole, AdminTokenRecord, AccountStore } from '../store/store.js';
 import { AdminError } from './admin-error.js';
 import { auditDraft, type Actor } from './audit.js';
 import { adminTokenView } from './views.js';
@@ -21,7 +21,7 @@ export function parseAdminRole(value: string): AdminRole {
 }
 
 export async function createAdminToken(
-  store: Store,
+  store: AccountStore,
   input: { role: string; name?: string | null },
   actor: Actor,
 ): Promise<{ token: AdminTokenRecord; secret: string }> {
@@ -44,25 +44,25 @@ export async function createAdminToken(
   return { token, secret };
 }
 
-export async function listAdminTokens(store: Store): Promise<AdminTokenRecord[]> {
+export async function listAdminTokens(store: AccountStore): Promise<AdminTokenRecord[]> {
   return store.listAdminTokens();
 }
 
 /** The enabled admin token whose secret is `secret`, if any: looked up by its hash, compared in constant time. */
-export async function findUsableAdminToken(store: Store, secret: string): Promise<AdminTokenRecord | undefined> {
+export async function findUsableAdminToken(store: AccountStore, secret: string): Promise<AdminTokenRecord | undefined> {
   const hash = hashKeySecret(secret);
   const token = await store.findAdminTokenByHash(hash);
   return token !== undefined && !token.disabled && hashesEqual(token.hash, hash) ? token : undefined;
 }
 
-export async function requireAdminToken(store: Store, reference: string): Promise<AdminTokenRecord> {
+export async function requireAdminToken(store: AccountStore, reference: string): Promise<AdminTokenRecord> {
   const text = reference.trim();
   const token = text === '' ? undefined : await store.findAdminToken(text);
   if (token === undefined) throw new AdminError('not_found', `no admin token with id or prefix ${JSON.stringify(reference)}`);
   return token;
 }
 
-export async function setAdminTokenDisabled(store: Store, reference: string, disabled: boolean, actor: Actor): Promise<AdminTokenRecord> {
+export async function setAdminTokenDisabled(store: AccountStore, reference: string, disabled: boolean, actor: Actor): Promise<AdminTokenRecord> {
   const before = await requireAdminToken(store, reference);
   await store.setAdminTokenDisabled(before.id, disabled, auditDraft(actor, disabled ? 'admin_token.disable' : 'admin_token.enable', adminTokenView));
   return requireAdminToken(store, before.id);

@@ -3,7 +3,7 @@
  * hands the store an `auditDraft`, and the store writes the row in the change's own transaction
  * (a change is never without its row, nor a row without its change); rows are never edited.
  */
-import type { AuditDraft, AuditEntry, Page, Store } from '../store/store.js';
+import type { AuditDraft, AuditEntry, Page, AccountStore } from '../store/store.js';
 
 /**
  * Who makes a change: an admin token (the admin API, with the token as bearer or through its
@@ -24,7 +24,7 @@ export function auditDraft<T>(actor: Actor, action: string, view: (record: T) =>
 }
 
 export async function listAudit(
-  store: Store,
+  store: AccountStore,
   filter: { targetType?: string; targetId?: string },
   page: { limit: number; after?: number },
 ): Promise<Page<AuditEntry, number>> {

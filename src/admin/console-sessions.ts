@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN_PREFIX, hashesEqual, hashKeySecret, KEY_PREFIX } from '../auth/key-secret.js';
-import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, Store } from '../store/store.js';
+import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AccountStore } from '../store/store.js';
 import { findUsableAdminToken } from './admin-tokens.js';
 
 /** How long a console session lasts; logging in again starts a new one. */
@@ -37,7 +37,7 @@ export interface OpenedSession {
  * The admin token (`tg-admin-…`) or API key (`sk-tg-…`) `credential` names, if it is usable now;
  * undefined for anything else (made up, disabled, expired, or a disabled account's key).
  */
-export async function subjectOfCredential(store: Store, credential: string, now: Date): Promise<ConsoleSubject | undefined> {
+export async function subjectOfCredential(store: AccountStore, credential: string, now: Date): Promise<ConsoleSubject | undefined> {
   if (credential.length > 200) return undefined;
   if (credential.startsWith(ADMIN_TOKEN_PREFIX)) {
     const token = await findUsableAdminToken(store, credential);
@@ -53,7 +53,7 @@ export async function subjectOfCredential(store: Store, credential: string, now:
 }
 
 /** Opens a session for `subject`, ending at now + the session TTL, or when its key expires if sooner. */
-export async function openConsoleSession(store: Store, subject: ConsoleSubject, now: Date): Promise<OpenedSession> {
+export async function openConsoleSession(store: AccountStore, subject: ConsoleSubject, now: Date): Promise<OpenedSession> {
   const sessionId = `${SESSION_ID_PREFIX}${randomBytes(32).toString('base64url')}`;
   const keyExpiry = subject.kind === 'key' ? subject.key.expiresAt : null;
   const expiresAt = new Date(Math.min(now.getTime() + CONSOLE_SESSION_TTL_MS, keyExpiry?.getTime() ?? Infinity));
@@ -76,7 +76,7 @@ export function isSessionIdShaped(value: string): boolean {
  * Who the session `sessionId` stands for now, with its expiry; undefined when there is no such
  * session, it has expired, or its admin token, key or account is no longer usable.
  */
-export async function resolveConsoleSession(store: Store, sessionId: string, now: Date): Promise<{ subject: ConsoleSubject; expiresAt: Date } | undefined> {
+export async function resolveConsoleSession(store: AccountStore, sessionId: string, now: Date): Promise<{ subject: ConsoleSubject; expiresAt: Date } | undefined> {
   if (!isSessionIdShaped(sessionId)) return undefined;
   const hash = hashKeySecret(sessionId);
   const session = await store.findConsoleSession(hash);
@@ -86,11 +86,11 @@ export async function resolveConsoleSession(store: Store, sessionId: string, now
 }
 
 /** Logout: the session is gone for every instance. */
-export async function endConsoleSession(store: Store, sessionId: string): Promise<void> {
+export async function endConsoleSession(store: AccountStore, sessionId: string): Promise<void> {
   if (isSessionIdShaped(sessionId)) await store.deleteConsoleSession(hashKeySecret(sessionId));
 }
 
-async function currentSubject(store: Store, kind: 'admin' | 'key', subjectId: string, now: Date): Promise<ConsoleSubject | undefined> {
+async function currentSubject(store: AccountStore, kind: 'admin' | 'key', subjectId: string, now: Date): Promise<ConsoleSubject | undefined> {
   if (kind === 'admin') {
     const token = await store.findAdminToken(subjectId);
     return token !== undefined && token.id === subjectId && !token.disabled ? { kind: 'admin', token } : undefined;

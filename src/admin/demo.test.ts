@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashKeySecret } from '../auth/key-secret.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { AccountStore, OperationsStore } from '../store/store.js';
 import { createAccount } from './accounts.js';
 import { CLI_ACTOR } from './audit.js';
 import { DEMO_ACCOUNT_NAME, ensureDemoAccount } from './demo.js';
 
 let directory: string;
-let store: Store;
+let store: AccountStore & OperationsStore;
 
 beforeEach(async () => {
   directory = mkdtempSync(join(tmpdir(), 'tollgate-admin-demo-'));

@@ -2,7 +2,7 @@
  * The first-run demo account, so a fresh `npm start` can be called at once: on a database without
  * accounts it creates the account `demo` with a balance and one key, and hands back the secret.
  */
-import type { Store } from '../store/store.js';
+import type { AccountStore } from '../store/store.js';
 import { createAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
 import type { Actor } from './audit.js';
@@ -21,7 +21,7 @@ export interface DemoAccount {
  * Safe when several processes start at once: the unique account name lets exactly one insert win,
  * and the others see the conflict and return null.
  */
-export async function ensureDemoAccount(store: Store, options: { balanceUsd: string }, actor: Actor): Promise<DemoAccount | null> {
+export async function ensureDemoAccount(store: AccountStore, options: { balanceUsd: string }, actor: Actor): Promise<DemoAccount | null> {
   if ((await store.listAccounts()).length > 0) return null;
   let accountId: string;
   try {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashKeySecret } from '../auth/key-secret.js';
 import { openStore } from '../store/open-store.js';
-import type { AccountRecord, ApiKeyRecord, Store } from '../store/store.js';
+import type { AccountRecord, ApiKeyRecord, AccountStore, OperationsStore } from '../store/store.js';
 import { createAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
 import { CLI_ACTOR } from './audit.js';
@@ -12,7 +12,7 @@ import { keyStatus } from './key-status.js';
 import { createKey, listKeys, setKeyDisabled } from './keys.js';
 
 let directory: string;
-let store: Store;
+let store: AccountStore & OperationsStore;
 let account: AccountRecord;
 
 beforeEach(async () => {

@@ -7,7 +7,7 @@
  */
 import { displayPrefix, generateKeySecret, hashKeySecret, newId } from '../auth/key-secret.js';
 import { BUDGET_PERIODS, budgetPeriodEnd, budgetWindow } from '../billing/key-budget.js';
-import type { ApiKeyRecord, BudgetPeriod, KeyBudget, KeyChanges, KeyCursor, KeyStatus, Page, Store } from '../store/store.js';
+import type { ApiKeyRecord, BudgetPeriod, KeyBudget, KeyChanges, KeyCursor, KeyStatus, Page, AccountStore, MoneyStore } from '../store/store.js';
 import { requireAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
 import { auditDraft, type Actor } from './audit.js';
@@ -50,7 +50,7 @@ export interface CreatedKey {
   secret: string;
 }
 
-export async function createKey(store: Store, input: NewKeyInput, actor: Actor): Promise<CreatedKey> {
+export async function createKey(store: AccountStore, input: NewKeyInput, actor: Actor): Promise<CreatedKey> {
   const name = validateKeyName(input.name ?? null);
   const models = validateModels(input.models ?? null);
   const requestsPerWindow = optional(input.requestsPerWindow, (value) => requirePositiveInteger(value, 'requests per window'));
@@ -79,7 +79,7 @@ export async function createKey(store: Store, input: NewKeyInput, actor: Actor):
 }
 
 /** Every key that is not deleted (or with `status`, the keys in it), of every account or of one (by id or name). */
-export async function listKeys(store: Store, filter: { accountRef?: string; status?: KeyStatus } = {}, now: Date = new Date()): Promise<ApiKeyRecord[]> {
+export async function listKeys(store: AccountStore, filter: { accountRef?: string; status?: KeyStatus } = {}, now: Date = new Date()): Promise<ApiKeyRecord[]> {
   const keys: ApiKeyRecord[] = [];
   let after: KeyCursor | undefined;
   do {
@@ -91,7 +91,7 @@ export async function listKeys(store: Store, filter: { accountRef?: string; stat
 }
 
 export async function listKeysPage(
-  store: Store,
+  store: AccountStore,
   filter: { accountRef?: string; status?: KeyStatus },
   page: { limit: number; after?: KeyCursor },
   now: Date = new Date(),
@@ -101,14 +101,14 @@ export async function listKeysPage(
 }
 
 /** The key with this id or prefix (deleted ones too), with what its budget has left at `now`. */
-export async function getKey(store: Store, keyRef: string, now: Date = new Date()): Promise<KeyDetails> {
+export async function getKey(store: AccountStore & MoneyStore, keyRef: string, now: Date = new Date()): Promise<KeyDetails> {
   const key = await requireKey(store, keyRef);
   if (key.budget === undefined) return { key };
   return { key, budgetUsage: await budgetUsage(store, key.id, key.budget, now) };
 }
 
 /** Changes a key's name, models, limits, expiry or budget; refuses an empty change. */
-export async function updateKey(store: Store, keyRef: string, input: KeyUpdateInput, actor: Actor, now: Date = new Date()): Promise<ApiKeyRecord> {
+export async function updateKey(store: AccountStore, keyRef: string, input: KeyUpdateInput, actor: Actor, now: Date = new Date()): Promise<ApiKeyRecord> {
   const changes: KeyChanges = {};
   if (input.name !== undefined) changes.name = validateKeyName(input.name);
   if (input.models !== undefined) changes.models = validateModels(input.models);
@@ -128,7 +128,7 @@ export async function updateKey(store: Store, keyRef: string, input: KeyUpdateIn
 }
 
 /** A disabled key is refused (401) by every instance within a second. */
-export async function setKeyDisabled(store: Store, keyRef: string, disabled: boolean, actor: Actor): Promise<ApiKeyRecord> {
+export async function setKeyDisabled(store: AccountStore, keyRef: string, disabled: boolean, actor: Actor): Promise<ApiKeyRecord> {
   const before = await requireLiveKey(store, keyRef);
   if (!(await store.setKeyDisabled(before.id, disabled, auditDraft(actor, disabled ? 'key.disable' : 'key.enable', auditView)))) {
     throw await deletedMeanwhile(store, keyRef);
@@ -137,7 +137,7 @@ export async function setKeyDisabled(store: Store, keyRef: string, disabled: boo
 }
 
 /** A new secret for the key, returned once; the old one is refused from then on, everywhere. */
-export async function rotateKey(store: Store, keyRef: string, actor: Actor): Promise<CreatedKey> {
+export async function rotateKey(store: AccountStore, keyRef: string, actor: Actor): Promise<CreatedKey> {
   const before = await requireLiveKey(store, keyRef);
   const secret = generateKeySecret();
   if (!(await store.rotateKey(before.id, { prefix: displayPrefix(secret), hash: hashKeySecret(secret) }, auditDraft(actor, 'key.rotate', auditView)))) {
@@ -147,28 +147,28 @@ export async function rotateKey(store: Store, keyRef: string, actor: Actor): Pro
 }
 
 /** Deletes a key: refused from then on, kept with its ledger history (and shown with status `deleted`). */
-export async function deleteKey(store: Store, keyRef: string, actor: Actor): Promise<ApiKeyRecord> {
+export async function deleteKey(store: AccountStore, keyRef: string, actor: Actor): Promise<ApiKeyRecord> {
   const before = await requireLiveKey(store, keyRef);
   if (!(await store.deleteKey(before.id, auditDraft(actor, 'key.delete', auditView)))) throw await deletedMeanwhile(store, keyRef);
   return requireKey(store, before.id);
 }
 
 /** The key with this id or display prefix, deleted or not. */
-export async function requireKey(store: Store, keyRef: string): Promise<ApiKeyRecord> {
+export async function requireKey(store: AccountStore, keyRef: string): Promise<ApiKeyRecord> {
   const reference = keyRef.trim();
   const key = reference === '' ? undefined : await store.findKey(reference);
   if (key === undefined) throw new AdminError('not_found', `no key with id or prefix ${JSON.stringify(keyRef)}`);
   return key;
 }
 
-async function requireLiveKey(store: Store, keyRef: string): Promise<ApiKeyRecord> {
+async function requireLiveKey(store: AccountStore, keyRef: string): Promise<ApiKeyRecord> {
   const key = await requireKey(store, keyRef);
   if (key.deletedAt !== undefined) throw deletedKey(key);
   return key;
 }
 
 /** The store refused a change to a key found a moment ago: it has been deleted since. */
-async function deletedMeanwhile(store: Store, keyRef: string): Promise<AdminError> {
+async function deletedMeanwhile(store: AccountStore, keyRef: string): Promise<AdminError> {
   return deletedKey(await requireKey(store, keyRef));
 }
 
@@ -176,7 +176,7 @@ function deletedKey(key: ApiKeyRecord): AdminError {
   return new AdminError('conflict', `key ${key.id} was deleted${key.deletedAt === undefined ? '' : ` at ${key.deletedAt.toISOString()}`}; it cannot be changed`);
 }
 
-async function budgetUsage(store: Store, keyId: string, budget: KeyBudget, now: Date): Promise<KeyBudgetUsage> {
+async function budgetUsage(store: AccountStore & MoneyStore, keyId: string, budget: KeyBudget, now: Date): Promise<KeyBudgetUsage> {
   const window = budgetWindow(budget.period, now);
   const { spentNanos, reservedNanos } = await store.keySpend(keyId, window);
   const left = budget.limitNanos - spentNanos - reservedNanos;

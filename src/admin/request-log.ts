@@ -3,7 +3,7 @@
  * checked here, an account named by id or name, pages newest first, and the CSV export: a short
  * query per page, each in its export turn (export-turns.ts), up to a bound of rows.
  */
-import type { Page, RequestLogCursor, RequestLogFilter, RequestLogRecord, Store } from '../store/store.js';
+import type { Page, RequestLogCursor, RequestLogFilter, RequestLogRecord, AccountStore, OperationsStore } from '../store/store.js';
 import { requireAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
 import { csvLine, csvRows } from './csv.js';
@@ -37,7 +37,7 @@ const EXPORT_PAGE_ROWS = 200;
  */
 export type RequestLogCsvExport = AsyncGenerator<string, RequestLogCursor | undefined>;
 
-export async function searchRequestLog(store: Store, search: RequestLogSearch, page: { limit: number; after?: RequestLogCursor }): Promise<Page<RequestLogRecord, RequestLogCursor>> {
+export async function searchRequestLog(store: AccountStore & OperationsStore, search: RequestLogSearch, page: { limit: number; after?: RequestLogCursor }): Promise<Page<RequestLogRecord, RequestLogCursor>> {
   return store.listRequestLog(await resolveFilter(store, search), page);
 }
 
@@ -48,7 +48,7 @@ export async function searchRequestLog(store: Store, search: RequestLogSearch, p
  * resolves, so that a bad account or a database that is away is an error answer rather than a cut
  * stream. A consumer that stops asking (a client gone) stops the queries.
  */
-export async function exportRequestLogCsv(store: Store, search: RequestLogSearch, bound: { maxRows: number; after?: RequestLogCursor }): Promise<RequestLogCsvExport> {
+export async function exportRequestLogCsv(store: AccountStore & OperationsStore, search: RequestLogSearch, bound: { maxRows: number; after?: RequestLogCursor }): Promise<RequestLogCsvExport> {
   const filter = await resolveFilter(store, search);
   const first = await readCsvPage(store, filter, bound.after, bound.maxRows);
   return csvPages(store, filter, first, bound.maxRows);
@@ -60,7 +60,7 @@ interface CsvPage {
   next: RequestLogCursor | undefined;
 }
 
-async function* csvPages(store: Store, filter: RequestLogFilter, first: CsvPage, maxRows: number): RequestLogCsvExport {
+async function* csvPages(store: OperationsStore, filter: RequestLogFilter, first: CsvPage, maxRows: number): RequestLogCsvExport {
   yield csvLine(REQUEST_LOG_CSV_COLUMNS);
   let page = first;
   let left = maxRows;
@@ -74,14 +74,14 @@ async function* csvPages(store: Store, filter: RequestLogFilter, first: CsvPage,
 }
 
 /** The rows after `after` (at most a page, and at most `left`) as CSV lines, read in an export turn. */
-function readCsvPage(store: Store, filter: RequestLogFilter, after: RequestLogCursor | undefined, left: number): Promise<CsvPage> {
+function readCsvPage(store: OperationsStore, filter: RequestLogFilter, after: RequestLogCursor | undefined, left: number): Promise<CsvPage> {
   return inExportTurn(async () => {
     const { rows, next } = await store.listRequestLog(filter, { limit: Math.min(EXPORT_PAGE_ROWS, left), ...(after === undefined ? {} : { after }) }, { bodies: false });
     return { lines: csvRows(REQUEST_LOG_CSV_COLUMNS, rows.map(requestLogView)), count: rows.length, next };
   });
 }
 
-async function resolveFilter(store: Store, search: RequestLogSearch): Promise<RequestLogFilter> {
+async function resolveFilter(store: AccountStore & OperationsStore, search: RequestLogSearch): Promise<RequestLogFilter> {
   const from = search.from === undefined ? undefined : requireValidDate(search.from, 'from');
   const to = search.to === undefined ? undefined : requireValidDate(search.to, 'to');
   requireOrderedRange(from, to);

@@ -4,7 +4,7 @@
  * or all of them. Requests, tokens, cost and excess come from the ledger (exactly what was billed;
  * `requests` counts charges), errors from the request log (requests that ended with an error code).
  */
-import type { Store, UsageGrouping, UsageGroupRow } from '../store/store.js';
+import type { AccountStore, OperationsStore, UsageGrouping, UsageGroupRow } from '../store/store.js';
 import { requireAccount } from './accounts.js';
 import { requireValidDate } from './input.js';
 import { requireOrderedRange } from './request-log.js';
@@ -27,7 +27,7 @@ export interface UsageFilter {
   names?: readonly [string, string];
 }
 
-export async function usageReport(store: Store, filter: UsageFilter = {}): Promise<UsageReport> {
+export async function usageReport(store: AccountStore & OperationsStore, filter: UsageFilter = {}): Promise<UsageReport> {
   const [fromName, toName] = filter.names ?? ['from', 'to'];
   const from = filter.from === undefined ? undefined : requireValidDate(filter.from, fromName);
   const to = filter.to === undefined ? undefined : requireValidDate(filter.to, toName);

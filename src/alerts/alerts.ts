@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { AlertEventType, AlertsConfig } from '../config/schema.js';
-import type { NewAlertDelivery, Store } from '../store/store.js';
+import type { NewAlertDelivery, OperationsStore } from '../store/store.js';
 import type { AlertChecker, AlertCheckContext } from './alert-checker.js';
 import { deliveriesOf, webhookIdOf, type Webhook } from './alert-events.js';
 import { createWebhookDeliverer } from './webhook-deliverer.js';
@@ -16,7 +16,7 @@ const MAX_UNWRITTEN = 1_000;
 
 export interface AlertsOptions {
   config: AlertsConfig;
-  store: Store;
+  store: OperationsStore;
   env: Readonly<Record<string, string | undefined>>;
   logger: Pick<Logger, 'info' | 'warn' | 'error' | 'debug'>;
   now: () => number;

@@ -5,13 +5,13 @@
  */
 import { BUDGET_PERIODS, budgetPeriodEnd, budgetWindow } from '../billing/key-budget.js';
 import { formatUsd } from '../billing/money.js';
-import type { KeyBudgetLevel, Store } from '../store/store.js';
+import type { KeyBudgetLevel, OperationsStore } from '../store/store.js';
 import type { AlertChecker, AlertCheckContext } from './alert-checker.js';
 
 /** Keys handled per check; more wait for the next one. */
 const BATCH_SIZE = 500;
 
-export function createKeyBudgetChecker(store: Store): AlertChecker {
+export function createKeyBudgetChecker(store: OperationsStore): AlertChecker {
   return {
     name: 'key budgets',
     eventTypes: ['key_budget.80', 'key_budget.100'],

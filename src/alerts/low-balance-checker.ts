@@ -4,13 +4,13 @@
  * its threshold (a top-up), or when the threshold changes.
  */
 import { formatUsd } from '../billing/money.js';
-import type { Store } from '../store/store.js';
+import type { OperationsStore } from '../store/store.js';
 import type { AlertChecker } from './alert-checker.js';
 
 /** Crossings handled per check; more wait for the next one. */
 const BATCH_SIZE = 500;
 
-export function createLowBalanceChecker(store: Store): AlertChecker {
+export function createLowBalanceChecker(store: OperationsStore): AlertChecker {
   return {
     name: 'low balance',
     eventTypes: ['balance.low'],

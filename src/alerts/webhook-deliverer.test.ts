@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startWebhookReceiver, verifyWebhook, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import { openStore } from '../store/open-store.js';
-import type { AlertDelivery, Store } from '../store/store.js';
+import type { AlertDelivery, OperationsStore } from '../store/store.js';
 import { deliveriesOf, webhookIdOf, type Webhook } from './alert-events.js';
 import { createWebhookDeliverer } from './webhook-deliverer.js';
 
@@ -22,7 +22,7 @@ const START = Date.parse('2030-01-01T00:00:00.000Z');
 
 describe('webhook deliverer', () => {
   let folder: string;
-  let store: Store;
+  let store: OperationsStore;
   let clock: number;
   // The log lines as pino writes them.
   const logged: Array<Record<string, unknown>> = [];

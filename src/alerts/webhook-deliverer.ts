@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
 import type { AlertsConfig } from '../config/schema.js';
-import type { AlertDelivery, Store } from '../store/store.js';
+import type { AlertDelivery, OperationsStore } from '../store/store.js';
 import { describeWebhook, type Webhook } from './alert-events.js';
 import { signedHeaders } from './webhook-signature.js';
 
@@ -26,7 +26,7 @@ const PRUNE_BATCH_SIZE = 500;
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 export interface WebhookDelivererOptions {
-  store: Store;
+  store: OperationsStore;
   webhooks: readonly Webhook[];
   delivery: AlertsConfig['delivery'];
   logger: Pick<Logger, 'info' | 'warn' | 'debug'>;

@@ -11,11 +11,11 @@ import { createAccount } from '../admin/accounts.js';
 import { CLI_ACTOR } from '../admin/audit.js';
 import { createKey, deleteKey, rotateKey, updateKey } from '../admin/keys.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { AccountStore, OperationsStore } from '../store/store.js';
 import { Authenticator } from './authenticator.js';
 
 /** The real store, counting its lookups of keys by id or prefix. */
-function countingFindKey(store: Store): { store: Store; lookups: () => number } {
+function countingFindKey(store: AccountStore & OperationsStore): { store: AccountStore & OperationsStore; lookups: () => number } {
   let lookups = 0;
   const counting = new Proxy(store, {
     get(target, property, receiver) {
@@ -34,7 +34,7 @@ function countingFindKey(store: Store): { store: Store; lookups: () => number } 
 
 describe('Authenticator and key changes', () => {
   let folder: string;
-  let store: Store;
+  let store: AccountStore & OperationsStore;
 
   beforeEach(async () => {
     folder = mkdtempSync(join(tmpdir(), 'tollgate-auth-keys-'));

@@ -6,14 +6,14 @@ import { createAccount } from '../admin/accounts.js';
 import { CLI_ACTOR } from '../admin/audit.js';
 import { createKey, setKeyDisabled } from '../admin/keys.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { AccountStore, OperationsStore } from '../store/store.js';
 import { Authenticator, type LookupGuard } from './authenticator.js';
 import { displayPrefix, generateKeySecret, hashKeySecret, newId } from './key-secret.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The real store, answering key lookups `delayMs` after reading them (a busy database). */
-function slowLookups(store: Store, delayMs: number): Store {
+function slowLookups(store: AccountStore & OperationsStore, delayMs: number): AccountStore & OperationsStore {
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property === 'findKeyByHash') {
@@ -30,7 +30,7 @@ function slowLookups(store: Store, delayMs: number): Store {
 }
 
 /** The real store, counting its key lookups. */
-function countingLookups(store: Store): { store: Store; lookups: () => number } {
+function countingLookups(store: AccountStore & OperationsStore): { store: AccountStore & OperationsStore; lookups: () => number } {
   let lookups = 0;
   const counting = new Proxy(store, {
     get(target, property, receiver) {
@@ -49,7 +49,7 @@ function countingLookups(store: Store): { store: Store; lookups: () => number } 
 
 describe('Authenticator', () => {
   let folder: string;
-  let store: Store;
+  let store: AccountStore & OperationsStore;
 
   beforeEach(async () => {
     folder = mkdtempSync(join(tmpdir(), 'tollgate-auth-'));

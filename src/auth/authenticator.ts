@@ -5,7 +5,7 @@
  * emptied at once by `invalidate()` (a change in this process, or announced over Redis) and within
  * `revisionPollMs` of a change made by any other process (the store's revision counter).
  */
-import type { ApiKeyRecord, AccountRecord, KeyBudget, KeyWithAccount, Store } from '../store/store.js';
+import type { ApiKeyRecord, AccountRecord, KeyBudget, KeyWithAccount, AccountStore } from '../store/store.js';
 import { hashesEqual, hashKeySecret, KEY_PREFIX } from './key-secret.js';
 import { UnknownTokens } from './unknown-tokens.js';
 
@@ -15,7 +15,7 @@ export interface AuthenticatedKey {
 }
 
 export interface AuthenticatorOptions {
-  store: Store;
+  store: AccountStore;
   now?: () => number;
   /** How long a found key stays cached without a revision change. */
   ttlMs?: number;
@@ -51,7 +51,7 @@ export class Authenticator {
   private readonly unknownTokens: UnknownTokens;
   /** Lookups running now, by token hash. */
   private readonly lookups = new Map<string, Promise<KeyWithAccount | null>>();
-  private readonly store: Store;
+  private readonly store: AccountStore;
   private readonly now: () => number;
   private readonly ttlMs: number;
   private readonly maxEntries: number;

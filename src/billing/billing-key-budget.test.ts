@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/gateway-error.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { MoneyStore, AccountStore, OperationsStore } from '../store/store.js';
 import { BillingService } from './billing-service.js';
 import type { ModelPrices } from './prices.js';
 
 const PRICES: ModelPrices = { inputPerMillion: 1_000_000_000n, cachedInputPerMillion: 500_000_000n, outputPerMillion: 1_000_000_000n };
 
 let folder: string;
-let store: Store;
+let store: MoneyStore & AccountStore & OperationsStore;
 let clock: Date;
 let billing: BillingService;
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/gateway-error.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { MoneyStore, AccountStore, OperationsStore } from '../store/store.js';
 import { BillingService } from './billing-service.js';
 import { costOfTokens } from './money.js';
 import type { ModelPrices } from './prices.js';
@@ -14,7 +14,7 @@ const prices = new Map([['gpt-test', PRICES]]);
 const TTL_SECONDS = 60;
 
 let folder: string;
-let store: Store;
+let store: MoneyStore & AccountStore & OperationsStore;
 let clock: Date;
 let billing: BillingService;
 

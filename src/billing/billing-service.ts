@@ -9,7 +9,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { idSuffix } from '../lib/ids.js';
 import type { Usage } from '../protocol/canonical.js';
-import { KeyBudgetExceededError, type Charge, type KeyBudget, type Store } from '../store/store.js';
+import { KeyBudgetExceededError, type Charge, type KeyBudget, type MoneyStore } from '../store/store.js';
 import { withMargin, type InputBound } from './input-bounds.js';
 import { budgetWindow } from './key-budget.js';
 import { costOf, type ModelPrices } from './prices.js';
@@ -27,7 +27,7 @@ export interface Hold {
 }
 
 export interface BillingServiceDeps {
-  store: Store;
+  store: MoneyStore;
   /** Prices by catalog model id (see pricesFromConfig). */
   prices: ReadonlyMap<string, ModelPrices>;
   /** Input margins and image allowances by catalog model id (see inputBoundsFromConfig); none by default. */
@@ -54,7 +54,7 @@ const NOTHING_SETTLED: Settlement = Object.freeze({ billedNanos: 0n, excessNanos
 const NO_BOUND: InputBound = Object.freeze({ marginPercent: 0, imageTokens: 765 });
 
 export class BillingService {
-  private readonly store: Store;
+  private readonly store: MoneyStore;
   private readonly prices: ReadonlyMap<string, ModelPrices>;
   private readonly inputBounds: ReadonlyMap<string, InputBound>;
   private readonly now: () => Date;

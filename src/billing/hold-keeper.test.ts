@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Usage } from '../protocol/canonical.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { MoneyStore, AccountStore, OperationsStore } from '../store/store.js';
 import { BillingService, type Hold } from './billing-service.js';
 import { HoldKeeper } from './hold-keeper.js';
 import { COUNT_AT_CHECKPOINT, UsageMeter } from './usage-meter.js';
 import { usdToNanos } from './money.js';
 
 const TTL_SECONDS = 60;
-let store: Store;
+let store: MoneyStore & AccountStore & OperationsStore;
 let billing: BillingService;
 let clock: number;
 let keeper: HoldKeeper;

@@ -7,11 +7,11 @@
  * timer runs only while some request does.
  */
 import type { Usage } from '../protocol/canonical.js';
-import type { HoldCheckpoint, Store } from '../store/store.js';
+import type { HoldCheckpoint, MoneyStore } from '../store/store.js';
 import type { BillingService, Hold } from './billing-service.js';
 
 export interface HoldKeeperOptions {
-  store: Pick<Store, 'checkpointHolds'>;
+  store: Pick<MoneyStore, 'checkpointHolds'>;
   billing: Pick<BillingService, 'cappedCost' | 'expiryFromNow'>;
   /** Time between two checkpoints (the most billable output a crash can lose). */
   intervalMs: number;

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Usage } from '../protocol/canonical.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { MoneyStore, AccountStore, OperationsStore } from '../store/store.js';
 import { BillingService, type Hold } from './billing-service.js';
 import type { ModelPrices } from './prices.js';
 import { createSettleRetrier, type SettleRetrier } from './settle-retry.js';
@@ -23,7 +23,7 @@ const COST = 2_500_000n + 1_000_000n;
 
 let folder: string;
 let url: string;
-let store: Store;
+let store: MoneyStore & AccountStore & OperationsStore;
 let billing: BillingService;
 let logLines: Array<{ level: number; msg: string; holdId?: string; attempts?: number }>;
 let retrier: SettleRetrier | undefined;

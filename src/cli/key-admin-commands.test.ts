@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { hashKeySecret } from '../auth/key-secret.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { AccountStore, OperationsStore } from '../store/store.js';
 import { useCliOnTempDatabase } from '../../test/support/cli-runner.js';
 
 const cli = useCliOnTempDatabase('tollgate-cli-keys-');
 const tollgate = (argv: string[]) => cli.run(argv);
 const tollgateJson = async (argv: string[]) => (await cli.json(argv)) as Record<string, unknown>;
 
-async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
+async function withStore<T>(work: (store: AccountStore & OperationsStore) => Promise<T>): Promise<T> {
   const store = await openStore(cli.databaseUrl, { migrate: false });
   try {
     return await work(store);

@@ -8,14 +8,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ConfigFile } from '../config/schema.js';
-import type { Store } from '../store/store.js';
+import type { OperationsStore } from '../store/store.js';
 import { capUtf8, requestLogEntry, type CapturedBodies } from './entry.js';
 import { RequestLogRetention } from './retention.js';
 import { RequestLogWriter, type RequestLogWriterOptions } from './writer.js';
 
 export interface RequestLogOptions {
   config: ConfigFile;
-  store: Store;
+  store: OperationsStore;
   logger: Logger;
   registry: Registry;
   now: () => number;

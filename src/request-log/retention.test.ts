@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../store/open-store.js';
-import type { RequestLogEntry, Store } from '../store/store.js';
+import type { RequestLogEntry, OperationsStore } from '../store/store.js';
 import { capUtf8 } from './entry.js';
 import { RequestLogRetention } from './retention.js';
 
@@ -19,7 +19,7 @@ function row(requestId: string, at: number): RequestLogEntry {
 
 describe('request log retention', () => {
   let directory: string;
-  let store: Store;
+  let store: OperationsStore;
 
   beforeEach(async () => {
     directory = mkdtempSync(join(tmpdir(), 'tollgate-retention-'));
@@ -36,7 +36,7 @@ describe('request log retention', () => {
     const young = [row('req_edge', NOW - 30 * DAY + 1), row('req_new', NOW - DAY)];
     await store.appendRequestLog([...old, ...young]);
     const deletes: number[] = [];
-    const counting: Pick<Store, 'pruneRequestLog'> = {
+    const counting: Pick<OperationsStore, 'pruneRequestLog'> = {
       pruneRequestLog: async (before, limit) => {
         const deleted = await store.pruneRequestLog(before, limit);
         deletes.push(deleted);

@@ -3,12 +3,12 @@
  * pause between them, so that neither the database nor this process is held for long however
  * much has expired. Several instances may prune at once; they only share the work.
  */
-import type { Store } from '../store/store.js';
+import type { OperationsStore } from '../store/store.js';
 
 const DAY_MILLISECONDS = 86_400_000;
 
 export interface RetentionOptions {
-  store: Pick<Store, 'pruneRequestLog'>;
+  store: Pick<OperationsStore, 'pruneRequestLog'>;
   retentionDays: number;
   now: () => number;
   /** Rows per delete. */

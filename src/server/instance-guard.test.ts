@@ -6,12 +6,12 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { OperationsStore } from '../store/store.js';
 import { acceptLocalLimitsFrom, checkInstances, guardInstance, instanceIdFor, startHeartbeat } from './instance-guard.js';
 
 let folder: string;
-let mine: Store;
-let theirs: Store;
+let mine: OperationsStore;
+let theirs: OperationsStore;
 const T0 = new Date('2030-01-01T00:00:00Z');
 const at = (seconds: number) => () => new Date(T0.getTime() + seconds * 1_000);
 

@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { ENV } from '../config/env.js';
-import type { InstanceRecord, Store } from '../store/store.js';
+import type { InstanceRecord, OperationsStore } from '../store/store.js';
 
 export interface InstanceIdentity {
   /** Stable across restarts of the same instance (see instanceIdFor), so a crash leaves no rival behind. */
@@ -52,7 +52,7 @@ export function acceptLocalLimitsFrom(env: Readonly<Record<string, string | unde
  * that one counts limits on its own, unless `acceptLocalLimits`. Run it after this instance's
  * first heartbeat (guardInstance does both), so two instances starting together see each other.
  */
-export async function checkInstances(store: Store, self: InstanceIdentity, options: InstanceCheckOptions): Promise<void> {
+export async function checkInstances(store: OperationsStore, self: InstanceIdentity, options: InstanceCheckOptions): Promise<void> {
   if (options.acceptLocalLimits) return;
   const staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   const now = (options.now ?? (() => new Date()))();
@@ -78,7 +78,7 @@ function localLimitsMessage(self: InstanceIdentity, others: InstanceRecord[], un
  * A failed beat goes to `onError`; the next one tries again.
  */
 export function startHeartbeat(
-  store: Store,
+  store: OperationsStore,
   self: InstanceIdentity,
   intervalMs: number = DEFAULT_HEARTBEAT_INTERVAL_MS,
   options: { now?: () => Date; onError?: (error: unknown) => void } = {},
@@ -107,7 +107,7 @@ export function startHeartbeat(
  * is stopped (this instance's row removed) and the Error is thrown for `serve` to print and exit.
  */
 export async function guardInstance(
-  store: Store,
+  store: OperationsStore,
   self: InstanceIdentity,
   options: InstanceCheckOptions & { intervalMs?: number; onError?: (error: unknown) => void },
 ): Promise<Heartbeat> {

@@ -5,22 +5,14 @@
  * SQLite in sqlite-hold-statements.ts, PostgreSQL in postgres-hold-batch.ts (functions of
  * migration 0008). Inputs are checked here, before queueing, so a bad one fails its own call only.
  */
-import { assertNonNegativeAmount, assertTokenCounts } from './ledger-queries.js';
-import { toEpochMilliseconds } from './row-decoding.js';
-import type { Outcome } from './group-commit.js';
+import { assertNonNegativeAmount, assertTokenCounts } from './queries/ledger-queries.js';
+import { toEpochMilliseconds } from './queries/row-decoding.js';
 import type { Charge, HoldCheckpoint, NewHold } from './store.js';
 
 export type HoldOperation =
   | { kind: 'open'; hold: NewHold; createdAt: number }
   | { kind: 'settle'; holdId: string; charge: Charge | null; createdAt: number }
   | { kind: 'checkpoint'; checkpoints: readonly HoldCheckpoint[] };
-
-/**
- * Applies a batch in one transaction and resolves once it has committed: per operation, whether it
- * took effect (a hold opened, a hold settled; a checkpoint is always true) or the error that failed
- * it alone. Rejects when the transaction failed as a whole; then nothing of the batch committed.
- */
-export type HoldBatchCommit = (operations: readonly HoldOperation[]) => Promise<Array<Outcome<boolean>>>;
 
 /** How many operations one transaction takes at most. */
 export const MAX_HOLD_BATCH_SIZE = 256;

@@ -4,21 +4,12 @@
  *   its folder is created. `sqlite::memory:` is a private in-memory database (tests).
  * - `postgres://…` or `postgresql://…` — a PostgreSQL connection pool.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
-import type { Transact } from './hold-queries.js';
-import { KyselyStore, type KyselyStoreParts } from './kysely-store.js';
-import { migrateSqliteFile, migrateToLatest } from './migrations/migrate.js';
-import type { Database } from './schema.js';
+import { resolve } from 'node:path';
+import type { Engine } from './engine.js';
+import { KyselyStore } from './kysely-store.js';
+import { openPostgresEngine } from './postgres/postgres-engine.js';
+import { openSqliteEngine, SQLITE_MEMORY_PATH } from './sqlite/sqlite-engine.js';
 import type { Store } from './store.js';
-import { createPostgresHoldBatchCommit } from './postgres-hold-batch.js';
-import { PostgresStore } from './postgres-store.js';
-import { createSqliteRequestLogAppend } from './request-log-queries.js';
-import { createSqliteHoldBatchCommit } from './sqlite-hold-statements.js';
-import { startSqliteCheckpointer, type SqliteCheckpointer } from './sqlite-checkpointer.js';
-import { openSqliteConnection, sqliteImmediateTransaction } from './sqlite-database.js';
 
 export interface OpenStoreOptions {
   /** Apply pending migrations before returning (default true). */
@@ -41,9 +32,7 @@ export interface OpenStoreOptions {
   onCheckpointError?: (error: Error) => void;
 }
 
-const MEMORY_PATH = ':memory:';
-/** PostgreSQL's type id for `int8`/`bigint`. */
-const INT8_TYPE_ID = 20;
+const MEMORY_PATH = SQLITE_MEMORY_PATH;
 
 export type DatabaseLocation = { engine: 'sqlite'; filename: string } | { engine: 'postgres'; connectionString: string };
 
@@ -66,8 +55,9 @@ export function parseDatabaseUrl(databaseUrl: string): DatabaseLocation {
 export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
   const location = parseDatabaseUrl(databaseUrl);
   const now = options.now ?? (() => new Date());
-  const onHoldCommit = options.onHoldCommit;
-  const store = location.engine === 'sqlite' ? await openSqliteStore(location.filename, now, options) : openPostgresStore(location.connectionString, now, onHoldCommit);
+  const engine: Engine =
+    location.engine === 'sqlite' ? await openSqliteEngine(location.filename, options) : openPostgresEngine(location.connectionString, { onHoldCommit: options.onHoldCommit });
+  const store = new KyselyStore(engine, { now });
   if (options.migrate ?? true) {
     try {
       await store.migrate();
@@ -77,79 +67,6 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
     }
   }
   return store;
-}
-
-async function openSqliteStore(filename: string, now: () => Date, options: OpenStoreOptions): Promise<KyselyStore> {
-  const file = filename !== MEMORY_PATH;
-  if (file) mkdirSync(dirname(filename), { recursive: true });
-  const walCheckpoints = file ? (options.walCheckpoints ?? 'commit') : 'commit';
-  const connection = openSqliteConnection(filename, { backgroundCheckpoints: walCheckpoints !== 'commit' });
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
-  const transact: Transact = (work) => sqliteImmediateTransaction(db, work);
-  // An in-memory database is private to this connection, so there is no one to lock out.
-  const migrate = file ? () => migrateSqliteFile(filename) : () => migrateToLatest(db, 'sqlite');
-  // A store closed before its first query would otherwise leave the connection open (and usable).
-  const afterClose = () => {
-    if (connection.open) connection.close();
-  };
-  const commitHoldOperations = createSqliteHoldBatchCommit(db, connection);
-  const sqlite = { commit: commitHoldOperations, appendRequestLog: createSqliteRequestLogAppend(db, connection) };
-  const parts: KyselyStoreParts = { db, engine: 'sqlite', transact, migrate, now, afterClose, commitHoldOperations, onHoldCommit: options.onHoldCommit, sqlite };
-  if (walCheckpoints !== 'thread') return new KyselyStore(parts);
-  // The file exists and is in WAL mode now that this connection has opened it.
-  const checkpointer = await startSqliteCheckpointer(filename, {
-    onError: options.onCheckpointError ?? ((error) => process.emitWarning(error.message, { code: 'TOLLGATE_WAL_CHECKPOINTER' })),
-  }).catch((error: unknown) => {
-    connection.close();
-    throw error;
-  });
-  return new CheckpointedSqliteStore(parts, checkpointer);
-}
-
-/** A SQLite file store with a WAL checkpoint thread, which its `close()` stops and waits for. */
-class CheckpointedSqliteStore extends KyselyStore {
-  constructor(
-    parts: KyselyStoreParts,
-    private readonly checkpointer: SqliteCheckpointer,
-  ) {
-    super(parts);
-  }
-
-  override async close(): Promise<void> {
-    try {
-      await super.close();
-    } finally {
-      // After the store's connection: the thread's is then the last one, whose close checkpoints
-      // what is left and removes the WAL file, off the event loop.
-      await this.checkpointer.stop();
-    }
-  }
-}
-
-function openPostgresStore(connectionString: string, now: () => Date, onHoldCommit: OpenStoreOptions['onHoldCommit']): KyselyStore {
-  const pool = new pg.Pool({
-    connectionString,
-    // Per pool rather than pg.types.setTypeParser, which would change every pg user in the process.
-    types: {
-      getTypeParser: ((typeId: number, format?: string) =>
-        typeId === INT8_TYPE_ID && format !== 'binary'
-          ? (text: string) => BigInt(text)
-          : pg.types.getTypeParser(typeId, format === 'binary' ? 'binary' : 'text')) as typeof pg.types.getTypeParser,
-    },
-  });
-  // An idle client that loses its connection (a server restart, an administrator) is reported
-  // here; without a listener Node would treat it as an uncaught error and end the process. The
-  // pool has already dropped that client, and the next query opens a new one or fails on its own.
-  pool.on('error', () => undefined);
-  // A client checked out when its connection drops (between two statements of a transaction)
-  // emits on itself, not on the pool; the statement in progress, or the next one, fails and its
-  // error reaches the caller, so the event needs only a listener.
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const transact: Transact = (work) => db.transaction().execute(work);
-  // PostgresStore pipelines the hold batches itself; this plain form of the same commit is KyselyStore's.
-  const commitHoldOperations = createPostgresHoldBatchCommit(db);
-  return new PostgresStore({ db, transact, migrate: () => migrateToLatest(db, 'postgres'), now, commitHoldOperations, onHoldCommit });
 }
 
 function redactPassword(databaseUrl: string): string {

@@ -1,6 +1,10 @@
 /**
- * The store: the only place with SQL. One interface; SQLite (better-sqlite3) and PostgreSQL (pg)
- * behind it through the same Kysely queries and migrations. Money is integer nano-USD as `bigint`.
+ * The store: the only place with SQL. Its ports are narrow interfaces named for what they hold:
+ * MoneyStore (holds, settlements, the ledger, key spend), AccountStore (accounts, keys, admin
+ * tokens, console sessions, audit) and OperationsStore (the connection and schema, stored
+ * responses, instances, the request log, usage, alerts); `Store` is all of them, for the
+ * composition root only. SQLite (better-sqlite3) and PostgreSQL (pg) are behind them through the
+ * same Kysely queries and migrations. Money is integer nano-USD as `bigint`.
  * The ledger is append-only: the balance always equals the sum of credits minus the sum of charges.
  */
 
@@ -380,50 +384,17 @@ export interface ErrorCountRow {
   errors: number;
 }
 
-export interface Store {
-  /** Creates or upgrades the schema. Idempotent; safe while other processes use the database. */
-  migrate(): Promise<void>;
-  close(): Promise<void>;
-  /** `sqlite` or `postgres`. */
-  readonly engine: 'sqlite' | 'postgres';
-
-  createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord>;
-  listAccounts(): Promise<AccountRecord[]>;
-  /** By id, or else by name. */
-  findAccount(idOrName: string): Promise<AccountRecord | undefined>;
-  /**
-   * Returns false when no such account exists. A disabled account's keys are refused (401), and
-   * disabling ends the console sessions its keys opened (enabling it again does not bring them back).
-   */
-  setAccountDisabled(accountId: string, disabled: boolean, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
-  /** One page of accounts, oldest first. */
-  listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>>;
-  /** Returns false when no such account exists. */
-  renameAccount(accountId: string, name: string, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
-  /**
-   * Appends a debit entry and subtracts the amount, atomically, only if the balance less its open
-   * holds covers it (so a balance never goes below zero). Returns undefined when it does not.
-   */
-  debit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord | undefined>;
-  /** Adds a credit entry to the ledger and the amount to the balance, atomically. */
-  credit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord>;
-
-  createKey(key: ApiKeyRecord, audit?: AuditDraft<ApiKeyRecord>): Promise<void>;
-  listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
+/** A key read by id (or prefix): the accounts' port has it, and billing reads a key's budget through it. */
+export interface KeyLookup {
   /** By id, or else by prefix. */
   findKey(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
-  /**
-   * Returns false when no such key exists, or it is deleted. Disabling ends the console sessions the
-   * key opened (enabling it again does not bring them back).
-   */
-  setKeyDisabled(keyId: string, disabled: boolean, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
-  findKeyByHash(hash: string): Promise<KeyWithAccount | undefined>;
-  /**
-   * A number that grows with every change to keys or accounts (disable, enable, create), so that
-   * caches in any process can tell they are stale with one cheap read.
-   */
-  revision(): Promise<number>;
+}
 
+/**
+ * The money port: holds (opened, settled, checkpointed, expired), the append-only ledger, balance
+ * credits and debits, and key budgets' spend. Everything src/billing/ uses of the store.
+ */
+export interface MoneyStore extends KeyLookup {
   /**
    * Opens a hold atomically if the account's balance less its open holds covers `amountNanos`.
    * Returns false (and changes nothing) when it does not, or when the account is disabled. With
@@ -450,11 +421,67 @@ export interface Store {
   releaseExpiredHolds(now: Date): Promise<number>;
   /** Holds still open for an account (for tests and the CLI). */
   countOpenHolds(accountId?: string): Promise<number>;
-
+  /** Adds a credit entry to the ledger and the amount to the balance, atomically. */
+  credit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord>;
+  /**
+   * Appends a debit entry and subtracts the amount, atomically, only if the balance less its open
+   * holds covers it (so a balance never goes below zero). Returns undefined when it does not.
+   */
+  debit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord | undefined>;
   listLedger(accountId: string): Promise<LedgerEntry[]>;
   /** One page of an account's ledger, oldest first; the cursor is an entry id. */
   listLedgerPage(accountId: string, page: PageRequest<number>): Promise<Page<LedgerEntry, number>>;
+  /** The key's spend in one budget period (zero when it has none there). */
+  keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend>;
+}
 
+/** The accounts port: accounts, API keys, admin tokens, console sessions and the audit log. */
+export interface AccountStore extends KeyLookup {
+  createAccount(account: { id: string; name: string; openingBalanceNanos: bigint }, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord>;
+  listAccounts(): Promise<AccountRecord[]>;
+  /** By id, or else by name. */
+  findAccount(idOrName: string): Promise<AccountRecord | undefined>;
+  /**
+   * Returns false when no such account exists. A disabled account's keys are refused (401), and
+   * disabling ends the console sessions its keys opened (enabling it again does not bring them back).
+   */
+  setAccountDisabled(accountId: string, disabled: boolean, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
+  /** One page of accounts, oldest first. */
+  listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>>;
+  /** Returns false when no such account exists. */
+  renameAccount(accountId: string, name: string, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
+  /**
+   * Sets an account's low-balance threshold (null removes it) and re-arms its `balance.low` alert,
+   * so a new threshold is judged afresh. Returns false when no such account exists.
+   */
+  setLowBalanceThreshold(accountId: string, thresholdNanos: bigint | null, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
+  createKey(key: ApiKeyRecord, audit?: AuditDraft<ApiKeyRecord>): Promise<void>;
+  listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
+  /**
+   * Returns false when no such key exists, or it is deleted. Disabling ends the console sessions the
+   * key opened (enabling it again does not bring them back).
+   */
+  setKeyDisabled(keyId: string, disabled: boolean, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
+  findKeyByHash(hash: string): Promise<KeyWithAccount | undefined>;
+  /**
+   * A number that grows with every change to keys or accounts (disable, enable, create), so that
+   * caches in any process can tell they are stale with one cheap read.
+   */
+  revision(): Promise<number>;
+  /** One page of keys, oldest first. */
+  listKeysPage(filter: KeyFilter, page: PageRequest<KeyCursor>): Promise<Page<ApiKeyRecord, KeyCursor>>;
+  /** Changes a key's settings. Returns false when no such key exists, or it is deleted. */
+  updateKey(keyId: string, changes: KeyChanges, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
+  /**
+   * Gives a key a new secret (hash and prefix): the old one is refused from then on, and the console
+   * sessions the key opened end. False when no such live key.
+   */
+  rotateKey(keyId: string, secret: { prefix: string; hash: string }, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
+  /**
+   * Marks a key deleted (its ledger history stays) and ends its console sessions. False when no such
+   * key exists, or it is deleted already.
+   */
+  deleteKey(keyId: string, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
   createAdminToken(token: AdminTokenRecord, audit?: AuditDraft<AdminTokenRecord>): Promise<void>;
   listAdminTokens(): Promise<AdminTokenRecord[]>;
   /** By id, or else by prefix. */
@@ -467,21 +494,30 @@ export interface Store {
   setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean>;
   /** One page of the audit log, oldest first; the cursor is an entry id. */
   listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>>;
-
   /** Keeps a web console session, and deletes the sessions that have expired by its `createdAt`. */
   createConsoleSession(session: ConsoleSessionRecord): Promise<void>;
   /** A session by the hash of its id, expired or not: the caller compares `expiresAt`. */
   findConsoleSession(hash: string): Promise<ConsoleSessionRecord | undefined>;
   /** Ends a session (logout); nothing happens when there is none. */
   deleteConsoleSession(hash: string): Promise<void>;
+}
 
+/**
+ * The operations port: the schema and the connection (migrate, close), stored responses, running
+ * instances, the request log, usage reports, and alerts (claims, deliveries, the scans that fire them).
+ */
+export interface OperationsStore {
+  /** Creates or upgrades the schema. Idempotent; safe while other processes use the database. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  /** `sqlite` or `postgres`. */
+  readonly engine: 'sqlite' | 'postgres';
   /** Keeps a response; written before the final event is sent. Replaces one with the same id. */
   saveResponse(response: StoredResponse): Promise<void>;
   /** A stored response of this account (another account's is not found). */
   findResponse(id: string, accountId: string): Promise<StoredResponse | undefined>;
   /** Returns false when this account has no such response. */
   deleteResponse(id: string, accountId: string): Promise<boolean>;
-
   /** Records that this instance is alive (insert or refresh). */
   heartbeat(instance: InstanceRecord): Promise<void>;
   /** Instances seen since `since`, this one included. */
@@ -489,9 +525,6 @@ export interface Store {
   removeInstance(id: string): Promise<void>;
   /** Charges grouped by model. */
   usageReport(filter: { accountId?: string; since?: Date }): Promise<UsageRow[]>;
-
-  // ---- Request log and usage by group (migration 0007: request-log-queries.ts, usage-queries.ts) ----
-
   /** Appends log rows in one statement (a batch from the writer, never one per request). */
   appendRequestLog(entries: readonly RequestLogEntry[]): Promise<void>;
   /** One page of the request log, newest first; with `bodies: false` the bodies are not read (null). */
@@ -502,18 +535,16 @@ export interface Store {
   usageBy(grouping: UsageGrouping, range: UsageRange): Promise<UsageGroupRow[]>;
   /** Logged requests with an error code, counted per group, sorted by group. */
   requestErrorsBy(grouping: UsageGrouping, range: UsageRange): Promise<ErrorCountRow[]>;
-  // ── Alerts (migration 0009; see alert-queries.ts) ──────────────────────────────────────────────
-
-  /**
-   * Sets an account's low-balance threshold (null removes it) and re-arms its `balance.low` alert,
-   * so a new threshold is judged afresh. Returns false when no such account exists.
-   */
-  setLowBalanceThreshold(accountId: string, thresholdNanos: bigint | null, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
   /**
    * Accounts whose balance less holds is below their threshold and not yet claimed (to fire), or
    * back at or above it while claimed (to re-arm): one query over the accounts with a threshold.
    */
   lowBalanceCrossings(limit: number): Promise<LowBalanceCrossing[]>;
+  /**
+   * Live keys whose spend in the current period (`current`: the window of each period kind now) is
+   * at least 80% of their budget and that have not yet been alerted at every level they reached.
+   */
+  keyBudgetLevels(current: readonly BudgetWindow[], limit: number): Promise<KeyBudgetLevel[]>;
   /**
    * Claims a condition and queues its deliveries in one transaction. Returns false, queuing
    * nothing, when the claim is held already (another instance saw the same crossing first).
@@ -535,30 +566,10 @@ export interface Store {
   listAlertDeliveries(filter: { state?: AlertDeliveryState }, page: PageRequest<number>): Promise<Page<AlertDelivery, number>>;
   /** Deletes up to `limit` deliveries created before `before`, whatever their state; returns how many. */
   pruneAlertDeliveries(before: Date, limit: number): Promise<number>;
-
-  // ---- Keys administration and key budgets (migration 0006) ----
-  /** One page of keys, oldest first. */
-  listKeysPage(filter: KeyFilter, page: PageRequest<KeyCursor>): Promise<Page<ApiKeyRecord, KeyCursor>>;
-  /** Changes a key's settings. Returns false when no such key exists, or it is deleted. */
-  updateKey(keyId: string, changes: KeyChanges, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
-  /**
-   * Gives a key a new secret (hash and prefix): the old one is refused from then on, and the console
-   * sessions the key opened end. False when no such live key.
-   */
-  rotateKey(keyId: string, secret: { prefix: string; hash: string }, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
-  /**
-   * Marks a key deleted (its ledger history stays) and ends its console sessions. False when no such
-   * key exists, or it is deleted already.
-   */
-  deleteKey(keyId: string, audit?: AuditDraft<ApiKeyRecord>): Promise<boolean>;
-  /** The key's spend in one budget period (zero when it has none there). */
-  keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend>;
-  /**
-   * Live keys whose spend in the current period (`current`: the window of each period kind now) is
-   * at least 80% of their budget and that have not yet been alerted at every level they reached.
-   */
-  keyBudgetLevels(current: readonly BudgetWindow[], limit: number): Promise<KeyBudgetLevel[]>;
 }
+
+/** The whole store, for the composition root (open-store.ts, server/, cli/): every port at once. */
+export type Store = MoneyStore & AccountStore & OperationsStore;
 
 /** A condition that fires once until it clears: `balance.low` of an account, a key's budget level in a period. */
 export interface AlertClaim {

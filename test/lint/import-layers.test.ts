@@ -93,4 +93,15 @@ describe('import layers', () => {
     const arrows = upwardArrows(graph, forbidden, innerRules);
     expect(arrows, `imports against docs/architecture.md's direction:\n  ${arrows.join('\n  ')}`).toEqual([]);
   });
+
+  it('billing depends on the money port of the store only', () => {
+    const billing = sourceFiles(join(sourceRoot, 'billing')).filter((file) => !file.endsWith('.test.ts'));
+    expect(billing.length).toBeGreaterThan(3);
+    const otherPorts = billing.flatMap((file) => {
+      const imports = readFileSync(file, 'utf8').match(/import[^;]*from '[./]*store\/[^']*';/g) ?? [];
+      return imports.filter((line) => /\b(Store|AccountStore|OperationsStore)\b/.test(line)).map((line) => `${relative(sourceRoot, file)}: ${line}`);
+    });
+    expect(otherPorts).toEqual([]);
+    expect(billing.some((file) => /\bMoneyStore\b/.test(readFileSync(file, 'utf8')))).toBe(true);
+  });
 });

@@ -63,8 +63,11 @@ import { decodeRequestLogCursor, encodeRequestLogCursor } from '../admin/cursor.
 import { invalidInputError } from '../input-errors.js';
 import { modelsForKey } from '../v1/models-route.js';
 import { consoleSessionOf, type SessionAuthDeps } from '../session/session-auth.js';
+import type { Store } from '../../store/store.js';
 
 export interface SelfRouteDeps extends SessionAuthDeps {
+  /** The key holder's own keys, balance, usage and requests. */
+  store: Store;
   now: () => number;
   authenticator: Authenticator;
   /** The key's requests window, as on /v1. */

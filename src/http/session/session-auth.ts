@@ -9,13 +9,13 @@
 import type { FastifyRequest } from 'fastify';
 import { isSessionIdShaped, resolveConsoleSession, type ConsoleSubject } from '../../admin/console-sessions.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { Store } from '../../store/store.js';
+import type { AccountStore } from '../../store/store.js';
 import type { AuthGuards } from '../auth-guards.js';
 import { refuseCrossSiteChange } from './cross-site.js';
 import { sessionIdOf } from './session-cookie.js';
 
 export interface SessionAuthDeps {
-  store: Store;
+  store: AccountStore;
   /** Failed authentications per address and lookups per process (auth-guards.ts). */
   authGuards: AuthGuards;
   now?: () => number;

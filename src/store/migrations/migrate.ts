@@ -11,7 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
 import type { StoreEngine } from '../schema.js';
-import { openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS, type SqliteConnection } from '../sqlite-database.js';
+import { openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS, type SqliteConnection } from '../sqlite/sqlite-database.js';
 import { initialMigration } from './0001-initial.js';
 import { responsesAndInstancesMigration } from './0002-responses-and-instances.js';
 import { boundedChargesMigration } from './0003-bounded-charges.js';

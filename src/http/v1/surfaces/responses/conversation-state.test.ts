@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../../errors/gateway-error.js';
 import { openStore } from '../../../../store/open-store.js';
-import type { Store } from '../../../../store/store.js';
+import type { AccountStore, OperationsStore } from '../../../../store/store.js';
 import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
 import { DEFAULT_ECHO } from '../../../../protocol/responses/response-settings.js';
 import type { DecodedResponses, ResponsesExtras } from './responses-extras.js';
@@ -29,7 +29,7 @@ function decoded(overrides: Partial<ResponsesExtras> & { text?: string; instruct
 const silentLog = { warn: () => undefined, error: () => undefined } as unknown as Parameters<typeof createResponseKeeper>[0]['log'];
 
 describe('expandConversation', () => {
-  let store: Store;
+  let store: AccountStore & OperationsStore;
   beforeAll(async () => {
     store = await openStore('sqlite::memory:');
     await store.createAccount({ id: 'acct_a', name: 'a', openingBalanceNanos: 0n });

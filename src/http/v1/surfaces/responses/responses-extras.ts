@@ -3,7 +3,7 @@
  * surface uses (stored responses: `store`, `previous_response_id`, GET and DELETE).
  */
 import type { ResponsesEcho } from '../../../../protocol/responses/response-settings.js';
-import type { Store } from '../../../../store/store.js';
+import type { OperationsStore } from '../../../../store/store.js';
 import type { Decoded } from '../surface.js';
 
 export interface ResponsesExtras {
@@ -20,4 +20,4 @@ export interface ResponsesExtras {
 export type DecodedResponses = Decoded<ResponsesExtras>;
 
 /** The stored responses of an account. */
-export type ResponseStore = Pick<Store, 'findResponse' | 'saveResponse' | 'deleteResponse'>;
+export type ResponseStore = Pick<OperationsStore, 'findResponse' | 'saveResponse' | 'deleteResponse'>;

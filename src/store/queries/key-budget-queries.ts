@@ -9,13 +9,15 @@
  * row, so nothing has to reset budgets.
  *
  * Each statement is written once, with `?` placeholders: SQLite prepares it as it is
- * (sqlite-hold-statements.ts), Kysely binds it on either engine (the expiry sweep, hold-queries.ts).
+ * (sqlite/sqlite-hold-statements.ts), Kysely binds it on either engine (the expiry sweep, hold-queries.ts;
+ * settlement-sql.ts has the rest of a settle).
  * PostgreSQL's group-committed holds run the same SQL as functions (migrations 0006 and 0008).
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Kysely } from 'kysely';
 import { toBigInt, toBudgetPeriod, toEpochMilliseconds, toText } from './row-decoding.js';
-import type { Database } from './schema.js';
-import type { BudgetPeriod, BudgetWindow } from './store.js';
+import type { Database } from '../schema.js';
+import { bound } from './settlement-sql.js';
+import type { BudgetPeriod, BudgetWindow } from '../store.js';
 
 /**
  * Parameters: period start, amount, key id, period, amount. One row inserted or updated means
@@ -60,11 +62,4 @@ export function settleKeySpendParameters(held: HeldBudget, heldNanos: bigint, co
 /** SETTLE_KEY_SPEND_SQL in a Kysely transaction: a settled or expired hold's cost moves to its period's spend. */
 export async function settleKeySpend(transaction: Kysely<Database>, held: HeldBudget, heldNanos: bigint, costNanos: bigint): Promise<void> {
   await bound(SETTLE_KEY_SPEND_SQL, settleKeySpendParameters(held, heldNanos, costNanos)).execute(transaction);
-}
-
-/** A statement written with `?` placeholders, with its parameters bound the way Kysely binds any (`$n` on PostgreSQL). */
-function bound(text: string, parameters: readonly unknown[]): RawBuilder<unknown> {
-  const fragments = text.split('?');
-  if (fragments.length !== parameters.length + 1) throw new Error('placeholders and parameters differ in number');
-  return sql(Object.assign(fragments, { raw: fragments }) as unknown as TemplateStringsArray, ...parameters);
 }

@@ -6,10 +6,10 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { pageOf } from './admin-queries.js';
-import type { Transact } from './hold-queries.js';
+import type { Transact } from '../engine.js';
 import { StoreDataError, toBigInt, toDate, toEpochMilliseconds, toNullableDate, toNullableText, toSafeNumber, toText } from './row-decoding.js';
-import type { Database } from './schema.js';
-import type { AlertClaim, AlertDelivery, AlertDeliveryOutcome, AlertDeliveryState, LowBalanceCrossing, NewAlertDelivery, Page, PageRequest } from './store.js';
+import type { Database } from '../schema.js';
+import type { AlertClaim, AlertDelivery, AlertDeliveryOutcome, AlertDeliveryState, LowBalanceCrossing, NewAlertDelivery, Page, PageRequest } from '../store.js';
 
 export const LOW_BALANCE_KIND = 'balance.low';
 /** Longest `last_error` kept: enough to read, never a whole answer body. */

@@ -6,8 +6,8 @@
 import type { Kysely } from 'kysely';
 import { appendAudit } from './admin-queries.js';
 import { decodeAccount, decodeAdminToken, decodeApiKey } from './row-decoding.js';
-import type { Database, StoreEngine } from './schema.js';
-import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditDraft } from './store.js';
+import type { Database, StoreEngine } from '../schema.js';
+import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditDraft } from '../store.js';
 
 type Reader<T> = (transaction: Kysely<Database>, engine: StoreEngine, id: string) => Promise<T | undefined>;
 

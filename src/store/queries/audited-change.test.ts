@@ -3,9 +3,9 @@
  * leaves no row, and a row's before/after are what the transaction saw. On both engines.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, engines, type TestDatabase } from '../../test/support/databases.js';
-import { openStore } from './open-store.js';
-import type { AccountRecord, AuditDraft, Store } from './store.js';
+import { createTestDatabase, engines, type TestDatabase } from '../../../test/support/databases.js';
+import { openStore } from '../open-store.js';
+import type { AccountRecord, AuditDraft, Store } from '../store.js';
 
 const draft = (action: string): AuditDraft<AccountRecord> => ({
   adminTokenId: 'adm_test',

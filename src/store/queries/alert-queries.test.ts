@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, engines, type TestDatabase } from '../../test/support/databases.js';
-import { openStore } from './open-store.js';
-import type { AuditDraft, AccountRecord, NewAlertDelivery, Store } from './store.js';
+import { createTestDatabase, engines, type TestDatabase } from '../../../test/support/databases.js';
+import { openStore } from '../open-store.js';
+import type { AuditDraft, AccountRecord, NewAlertDelivery, Store } from '../store.js';
 
 const unique = (prefix: string): string => `${prefix}_${randomUUID().slice(0, 12)}`;
 const USD = 1_000_000_000n;

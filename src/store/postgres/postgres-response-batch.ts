@@ -1,5 +1,5 @@
 /**
- * Stored responses on PostgreSQL, group-committed like the holds (postgres-store.ts): the saves of
+ * Stored responses on PostgreSQL, group-committed like the holds (postgres-engine.ts): the saves of
  * many requests go in one INSERT, one transaction that commits without waiting for the disk, then
  * the shared flush (postgres-flush.ts) before any save resolves, so a save is durable when it
  * resolves, as a save of its own was. Each save keeps its own result: one whose id belongs to
@@ -12,13 +12,13 @@
  * reached fails the whole batch.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Outcome } from './group-commit.js';
-import type { CommittedBatch } from './pipelined-group-commit.js';
+import type { Outcome } from '../group-commit.js';
+import type { CommittedBatch } from '../pipelined-group-commit.js';
 import type { DurableFlush } from './postgres-flush.js';
 import { isOperationError } from './postgres-hold-batch.js';
-import { responseOfAnotherAccount, responseRow, saveResponse, type ResponseRowValues } from './response-queries.js';
-import type { Database } from './schema.js';
-import type { StoredResponse } from './store.js';
+import { responseOfAnotherAccount, responseRow, saveResponse, type ResponseRowValues } from '../queries/response-queries.js';
+import type { Database } from '../schema.js';
+import type { StoredResponse } from '../store.js';
 
 /** A save checked and encoded before it is queued, so a bad one fails its own call only. */
 export interface ResponseSave {

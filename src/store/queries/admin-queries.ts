@@ -4,7 +4,7 @@
  * rows are appended and no query scans what it skips.
  */
 import type { Kysely } from 'kysely';
-import type { Database, StoreEngine } from './schema.js';
+import type { Database, StoreEngine } from '../schema.js';
 import type {
   AccountCursor,
   AccountFilter,
@@ -15,7 +15,7 @@ import type {
   NewAuditEntry,
   Page,
   PageRequest,
-} from './store.js';
+} from '../store.js';
 import { decodeAccount, decodeAdminToken, decodeLedgerEntry, StoreDataError, toDate, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
 
 export async function createAdminToken(db: Kysely<Database>, token: AdminTokenRecord): Promise<void> {

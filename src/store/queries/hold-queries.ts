@@ -1,19 +1,19 @@
 /**
  * Holds: money reserved for a request in flight, then settled at the actual cost or released when
  * its expiry passes. Opening, settling and checkpointing are the request path's and are
- * group-committed (hold-operations.ts); here are the expiry sweep and the count. Every step's first
+ * group-committed (hold-operations.ts); here are the expiry sweep, which settles through the same
+ * statements as a request's settle (settlement-sql.ts), and the count. Every step's first
  * statement is a guarded UPDATE, so the database itself decides races: an account cannot be
  * over-reserved, and a hold leaves the `open` state exactly once (settled by its request, or
  * expired by the sweeper, never both).
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Transact } from '../engine.js';
+import type { Database } from '../schema.js';
 import { heldBudgetOf, settleKeySpend } from './key-budget-queries.js';
-import { appendLedgerEntry, chargeCountsAnything, EXPIRED_HOLD_NOTE } from './ledger-queries.js';
+import { assertNonNegativeAmount, assertTokenCounts, chargeCountsAnything, EXPIRED_HOLD_NOTE } from './ledger-queries.js';
 import { toBigInt, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
-
-/** Runs `work` in one database transaction (engine-specific: see open-store.ts). */
-export type Transact = <T>(work: (transaction: Kysely<Database>) => Promise<T>) => Promise<T>;
+import { APPEND_CHARGE_SQL, bound, EXPIRE_HOLD_SQL, RELEASE_HOLD_SQL } from './settlement-sql.js';
 
 /** How many expired holds one sweep reads at a time. */
 const RELEASE_BATCH_SIZE = 500;
@@ -44,26 +44,8 @@ export async function releaseExpiredHolds(db: Kysely<Database>, transact: Transa
 
 async function releaseOne(transact: Transact, holdId: string, createdAt: number): Promise<boolean> {
   return transact(async (transaction) => {
-    const expired = await transaction
-      .updateTable('holds')
-      .set({ state: 'expired' })
-      .where('id', '=', holdId)
-      .where('state', '=', 'open')
-      .returning([
-        'account_id',
-        'key_id',
-        'request_id',
-        'model',
-        'amount_nanos',
-        'checkpoint_cost_nanos',
-        'checkpoint_input_tokens',
-        'checkpoint_cached_input_tokens',
-        'checkpoint_output_tokens',
-        'checkpoint_reasoning_tokens',
-        'budget_period',
-        'budget_period_start',
-      ])
-      .executeTakeFirst();
+    const result = await bound(EXPIRE_HOLD_SQL, [holdId]).execute(transaction);
+    const expired = result.rows[0] as ExpiredHoldRow | undefined;
     if (expired === undefined) return false;
     const accountId = toText(expired.account_id, 'holds.account_id');
     const heldNanos = toBigInt(expired.amount_nanos, 'holds.amount_nanos');
@@ -75,30 +57,47 @@ async function releaseOne(transact: Transact, holdId: string, createdAt: number)
       outputTokens: toSafeNumber(expired.checkpoint_output_tokens, 'holds.checkpoint_output_tokens'),
       reasoningTokens: toSafeNumber(expired.checkpoint_reasoning_tokens, 'holds.checkpoint_reasoning_tokens'),
     };
-    await transaction
-      .updateTable('accounts')
-      .set((eb) => ({ reserved_nanos: eb('reserved_nanos', '-', heldNanos), balance_nanos: eb('balance_nanos', '-', costNanos) }))
-      .where('id', '=', accountId)
-      .execute();
+    await bound(RELEASE_HOLD_SQL, [heldNanos, costNanos, accountId]).execute(transaction);
     // Its key's budget period (key-budget-queries.ts) spends what the account was charged.
     const heldBudget = heldBudgetOf(expired);
     if (heldBudget !== undefined) await settleKeySpend(transaction, heldBudget, heldNanos, costNanos);
     // What the crashed request had delivered by its last checkpoint is billed, once.
     if (chargeCountsAnything(costNanos, tokens)) {
-      await appendLedgerEntry(transaction, {
+      assertNonNegativeAmount(costNanos, 'ledger amount');
+      assertTokenCounts(tokens);
+      await bound(APPEND_CHARGE_SQL, [
         accountId,
-        kind: 'charge',
-        amountNanos: costNanos,
-        requestId: toText(expired.request_id, 'holds.request_id'),
-        keyId: toText(expired.key_id, 'holds.key_id'),
-        model: toNullableText(expired.model, 'holds.model'),
-        tokens,
-        note: EXPIRED_HOLD_NOTE,
+        costNanos,
+        toText(expired.request_id, 'holds.request_id'),
+        toText(expired.key_id, 'holds.key_id'),
+        toNullableText(expired.model, 'holds.model'),
+        tokens.inputTokens,
+        tokens.cachedInputTokens,
+        0,
+        tokens.outputTokens,
+        tokens.reasoningTokens,
+        EXPIRED_HOLD_NOTE,
         createdAt,
-      });
+      ]).execute(transaction);
     }
     return true;
   });
+}
+
+/** The columns EXPIRE_HOLD_SQL returns. */
+interface ExpiredHoldRow {
+  account_id: unknown;
+  key_id: unknown;
+  request_id: unknown;
+  model: unknown;
+  amount_nanos: unknown;
+  checkpoint_cost_nanos: unknown;
+  checkpoint_input_tokens: unknown;
+  checkpoint_cached_input_tokens: unknown;
+  checkpoint_output_tokens: unknown;
+  checkpoint_reasoning_tokens: unknown;
+  budget_period: unknown;
+  budget_period_start: unknown;
 }
 
 export async function countOpenHolds(db: Kysely<Database>, accountId?: string): Promise<number> {

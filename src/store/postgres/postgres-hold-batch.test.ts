@@ -10,8 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, postgresUrl, type TestDatabase } from '../../test/support/databases.js';
-import { openStore } from './open-store.js';
+import { createTestDatabase, postgresUrl, type TestDatabase } from '../../../test/support/databases.js';
+import { openStore } from '../open-store.js';
 
 const CASES = 300;
 const DAY_START = 1_700_000_000_000;

@@ -4,8 +4,8 @@
  * and delete is scoped to the account, so another account's response is simply not found.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import type { StoredResponse } from './store.js';
+import type { Database } from '../schema.js';
+import type { StoredResponse } from '../store.js';
 import { StoreDataError, toDate, toEpochMilliseconds, toText } from './row-decoding.js';
 
 /** A stored response as its row is written: checked and encoded, ready for either engine. */

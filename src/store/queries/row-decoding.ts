@@ -3,7 +3,7 @@
  * (see schema.ts), and a row is data from outside, so every value is checked here rather than
  * trusted: a wrong type throws instead of turning into NaN or a silently rounded amount.
  */
-import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, BudgetPeriod, KeyBudget, LedgerEntry } from './store.js';
+import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, BudgetPeriod, KeyBudget, LedgerEntry } from '../store.js';
 
 /** Raised when a row holds something the schema does not allow: a bug or a foreign database. */
 export class StoreDataError extends Error {

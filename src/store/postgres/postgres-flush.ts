@@ -27,7 +27,7 @@
  * in the WAL, so it is never durable without it either.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 
 /** Resolves once every transaction that committed before the call is durable. */
 export type DurableFlush = () => Promise<void>;

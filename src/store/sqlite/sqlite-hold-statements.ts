@@ -26,14 +26,15 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Outcome } from './group-commit.js';
-import type { HoldOperation } from './hold-operations.js';
-import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from './key-budget-queries.js';
-import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
-import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, type ResponseRowValues } from './response-queries.js';
-import { toBigInt, toEpochMilliseconds, toText } from './row-decoding.js';
-import type { Database } from './schema.js';
-import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from './store.js';
+import type { Outcome } from '../group-commit.js';
+import type { HoldOperation } from '../hold-operations.js';
+import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from '../queries/key-budget-queries.js';
+import { chargeCountsAnything, EXCESS_NOTE } from '../queries/ledger-queries.js';
+import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, type ResponseRowValues } from '../queries/response-queries.js';
+import { toBigInt, toEpochMilliseconds, toText } from '../queries/row-decoding.js';
+import type { Database } from '../schema.js';
+import { APPEND_CHARGE_SQL, APPEND_EXCESS_SQL, RELEASE_HOLD_SQL, SETTLE_HOLD_SQL } from '../queries/settlement-sql.js';
+import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from '../store.js';
 
 /** A stored response's save, checked and encoded before it is queued (response-queries.ts). */
 export interface SaveResponseOperation {
@@ -45,8 +46,10 @@ export interface SaveResponseOperation {
 export type SqliteBatchOperation = HoldOperation | SaveResponseOperation;
 
 /**
- * Applies a batch in one transaction, like `HoldBatchCommit` (hold-operations.ts), which it also
- * serves as. A save's outcome is true, or the error that failed it (another account's id).
+ * Applies a batch in one transaction and resolves once it has committed: per operation, whether it
+ * took effect (a hold opened, a hold settled; a checkpoint is always true; a save is true) or the
+ * error that failed it alone (a save: another account's id). Rejects when the transaction failed as
+ * a whole; then nothing of the batch committed.
  */
 export type SqliteBatchCommit = (operations: readonly SqliteBatchOperation[]) => Promise<Array<Outcome<boolean>>>;
 
@@ -61,19 +64,12 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
   const insertHold = connection.prepare(
     "INSERT INTO holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)",
   );
-  const markSettled = connection.prepare(
-    "UPDATE holds SET state = 'settled' WHERE id = ? AND state = 'open' RETURNING account_id, amount_nanos, key_id, budget_period, budget_period_start",
-  );
+  const markSettled = connection.prepare(SETTLE_HOLD_SQL);
   const reserveKeyBudget = connection.prepare(RESERVE_KEY_BUDGET_SQL);
   const settleKeySpend = connection.prepare(SETTLE_KEY_SPEND_SQL);
-  const release = connection.prepare('UPDATE accounts SET reserved_nanos = reserved_nanos - ?, balance_nanos = balance_nanos - ? WHERE id = ?');
-  const appendCharge = connection.prepare(
-    `INSERT INTO ledger (account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_tokens, note, created_at)
-     VALUES (?, 'charge', ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
-  );
-  const appendExcess = connection.prepare(
-    `INSERT INTO ledger (account_id, kind, amount_nanos, request_id, key_id, model, note, created_at) VALUES (?, 'excess', ?, ?, ?, ?, ?, ?)`,
-  );
+  const release = connection.prepare(RELEASE_HOLD_SQL);
+  const appendCharge = connection.prepare(APPEND_CHARGE_SQL);
+  const appendExcess = connection.prepare(APPEND_EXCESS_SQL);
   const recordCheckpoint = connection.prepare(
     `UPDATE holds SET expires_at = ?, checkpoint_cost_nanos = ?, checkpoint_input_tokens = ?, checkpoint_cached_input_tokens = ?,
        checkpoint_output_tokens = ?, checkpoint_reasoning_tokens = ? WHERE id = ? AND state = 'open'`,
@@ -123,6 +119,7 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
         charge.cacheWriteInputTokens ?? 0,
         charge.outputTokens,
         charge.reasoningTokens,
+        null,
         createdAt,
       );
       if (charge.excessNanos > 0n) appendExcess.run(accountId, charge.excessNanos, charge.requestId, charge.keyId, charge.model, EXCESS_NOTE, createdAt);

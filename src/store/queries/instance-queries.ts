@@ -3,8 +3,8 @@
  * instances are alive (and whether they share a limit store) from one read.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import type { InstanceRecord } from './store.js';
+import type { Database } from '../schema.js';
+import type { InstanceRecord } from '../store.js';
 import { toDate, toEpochMilliseconds, toFlag, toText } from './row-decoding.js';
 
 export async function heartbeat(db: Kysely<Database>, instance: InstanceRecord): Promise<void> {

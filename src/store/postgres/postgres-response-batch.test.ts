@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, postgresUrl, type TestDatabase } from '../../test/support/databases.js';
-import { openStore } from './open-store.js';
-import type { Store, StoredResponse } from './store.js';
+import { createTestDatabase, postgresUrl, type TestDatabase } from '../../../test/support/databases.js';
+import { openStore } from '../open-store.js';
+import type { Store, StoredResponse } from '../store.js';
 
 const unique = (prefix: string): string => `${prefix}_${randomUUID().slice(0, 12)}`;
 

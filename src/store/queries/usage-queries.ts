@@ -6,8 +6,8 @@
  * widens `sum(bigint)` to `numeric` (which pg returns as a string) while SQLite keeps integers.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Database } from './schema.js';
-import type { ErrorCountRow, UsageGrouping, UsageGroupRow, UsageRange } from './store.js';
+import type { Database } from '../schema.js';
+import type { ErrorCountRow, UsageGrouping, UsageGroupRow, UsageRange } from '../store.js';
 import { toBigInt, toEpochMilliseconds, toNullableText, toSafeNumber } from './row-decoding.js';
 
 const BUCKET_MILLISECONDS = { day: 86_400_000, hour: 3_600_000 } as const;

@@ -4,9 +4,9 @@
  * small batches, and usage per UTC day, hour, model and key with error counts from the log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, engines, type TestDatabase } from '../../test/support/databases.js';
-import { openStore } from './open-store.js';
-import type { RequestLogEntry, RequestLogRecord, Store } from './store.js';
+import { createTestDatabase, engines, type TestDatabase } from '../../../test/support/databases.js';
+import { openStore } from '../open-store.js';
+import type { RequestLogEntry, RequestLogRecord, Store } from '../store.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;

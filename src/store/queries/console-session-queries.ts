@@ -4,8 +4,8 @@
  */
 import type { Kysely } from 'kysely';
 import { StoreDataError, toDate, toEpochMilliseconds, toText } from './row-decoding.js';
-import type { Database } from './schema.js';
-import type { ConsoleSessionKind, ConsoleSessionRecord } from './store.js';
+import type { Database } from '../schema.js';
+import type { ConsoleSessionKind, ConsoleSessionRecord } from '../store.js';
 
 export async function createConsoleSession(db: Kysely<Database>, session: ConsoleSessionRecord): Promise<void> {
   const createdAt = toEpochMilliseconds(session.createdAt, 'createdAt');

@@ -1,13 +1,13 @@
 /**
  * Key administration beyond create and disable (migration 0006): the paginated listing, changes
  * of settings and budget, rotation, soft deletion, and a key's spend in a budget period. The
- * callers (kysely-store.ts) run the changes in a transaction with their audit row and move the
+ * callers (account-store.ts) run the changes in a transaction with their audit row and move the
  * revision counter, so every instance's key cache forgets the old settings or secret.
  */
 import { sql, type Kysely, type Updateable } from 'kysely';
 import { decodeApiKey, encodeModels, toBigInt, toBudgetPeriod, toEpochMilliseconds, toText } from './row-decoding.js';
-import type { ApiKeysTable, Database } from './schema.js';
-import type { ApiKeyRecord, BudgetWindow, KeyBudgetLevel, KeyChanges, KeyCursor, KeyFilter, KeySpend, Page, PageRequest } from './store.js';
+import type { ApiKeysTable, Database } from '../schema.js';
+import type { ApiKeyRecord, BudgetWindow, KeyBudgetLevel, KeyChanges, KeyCursor, KeyFilter, KeySpend, Page, PageRequest } from '../store.js';
 
 /** The alert kinds of key budgets (config ALERT_EVENT_TYPES); their claims' scope is the period start. */
 export const KEY_BUDGET_ALERT_KINDS = { eighty: 'key_budget.80', full: 'key_budget.100' } as const;

@@ -3,7 +3,7 @@
  * by keyset (arrival time, then id), and pruned a few rows at a time. Nothing here is on the
  * request path: the writer calls `appendRequestLog` with whatever has queued up. On SQLite a batch
  * goes through one statement prepared once, run per row in one transaction
- * (`createSqliteRequestLogAppend`): compiling a many-row INSERT through Kysely and preparing it
+ * (`createSqliteRequestLogAppend`, sqlite/sqlite-request-log.ts): compiling a many-row INSERT through Kysely and preparing it
  * again for every batch cost more than writing the rows. PostgreSQL takes the batch as one
  * multi-row INSERT through Kysely.
  *
@@ -11,10 +11,9 @@
  * body that does not decode) has no account, key, surface or model: its columns (NOT NULL since
  * migration 0007) hold the empty string, read back as null. No migration rewrites the table for it.
  */
-import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import type { Page, PageRequest, RequestLogCursor, RequestLogEntry, RequestLogFilter, RequestLogRecord } from './store.js';
+import type { Database } from '../schema.js';
+import type { Page, PageRequest, RequestLogCursor, RequestLogEntry, RequestLogFilter, RequestLogRecord } from '../store.js';
 import { pageOf } from './admin-queries.js';
 import { assertTokenCounts } from './ledger-queries.js';
 import { toBigInt, toDate, toEpochMilliseconds, toFlag, toNullableSafeNumber, toNullableText, toSafeNumber, toText } from './row-decoding.js';
@@ -24,60 +23,11 @@ const MAX_INT32 = 2_147_483_647;
 
 export async function appendRequestLog(db: Kysely<Database>, entries: readonly RequestLogEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  await db.insertInto('request_log').values(entries.map(toRow)).execute();
+  await db.insertInto('request_log').values(entries.map(requestLogRow)).execute();
 }
 
-type RequestLogRowValues = ReturnType<typeof toRow>;
-
-/**
- * `appendRequestLog` on SQLite: the same rows, all or none of them (one `BEGIN IMMEDIATE`
- * transaction), through an INSERT prepared on first use, while holding Kysely's connection mutex
- * so it never interleaves with another query on the connection.
- */
-export function createSqliteRequestLogAppend(db: Kysely<Database>, connection: BetterSqlite3.Database): (entries: readonly RequestLogEntry[]) => Promise<void> {
-  // Prepared on first use: the table exists only once the store has been migrated.
-  let append: BetterSqlite3.Transaction<(rows: readonly RequestLogRowValues[]) => void> | undefined;
-  const prepare = () => {
-    const insert = connection.prepare(
-      `INSERT INTO request_log (at, request_id, account_id, key_id, surface, model, target, status, error_code, stream, latency_ms, first_byte_ms,
-         input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_tokens, cost_nanos, request_body, response_body)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    return connection.transaction((rows: readonly RequestLogRowValues[]) => {
-      // Positional arguments bind fastest; the order is the column list's above.
-      for (const row of rows) {
-        insert.run(
-          row.at,
-          row.request_id,
-          row.account_id,
-          row.key_id,
-          row.surface,
-          row.model,
-          row.target,
-          row.status,
-          row.error_code,
-          row.stream,
-          row.latency_ms,
-          row.first_byte_ms,
-          row.input_tokens,
-          row.cached_input_tokens,
-          row.cache_write_input_tokens,
-          row.output_tokens,
-          row.reasoning_tokens,
-          row.cost_nanos,
-          row.request_body,
-          row.response_body,
-        );
-      }
-    });
-  };
-  return async (entries) => {
-    if (entries.length === 0) return;
-    // Every row is checked before the transaction begins, as the Kysely path checks them before its statement.
-    const rows = entries.map(toRow);
-    await db.connection().execute(async () => (append ??= prepare()).immediate(rows));
-  };
-}
+/** A request-log row as it is written (also by SQLite's prepared INSERT: sqlite/sqlite-request-log.ts). */
+export type RequestLogRowValues = ReturnType<typeof requestLogRow>;
 
 /** Every column but the bodies, which may be large and which an export leaves out. */
 const COLUMNS_WITHOUT_BODIES = [
@@ -145,7 +95,8 @@ export async function pruneRequestLog(db: Kysely<Database>, before: Date, limit:
   return Number(result.numDeletedRows);
 }
 
-function toRow(entry: RequestLogEntry) {
+/** Checks an entry and encodes it as its row. */
+export function requestLogRow(entry: RequestLogEntry) {
   assertTokenCounts(entry);
   if (typeof entry.costNanos !== 'bigint' || entry.costNanos < 0n) throw new RangeError(`costNanos must be a bigint ≥ 0, got ${String(entry.costNanos)}`);
   return {

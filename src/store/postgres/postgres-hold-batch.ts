@@ -17,13 +17,13 @@
  * meanwhile the next batch already runs.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Outcome } from './group-commit.js';
-import type { CommittedBatch } from './pipelined-group-commit.js';
+import type { Outcome } from '../group-commit.js';
+import type { CommittedBatch } from '../pipelined-group-commit.js';
 import { createDurableFlush, type DurableFlush } from './postgres-flush.js';
-import type { HoldBatchCommit, HoldOperation } from './hold-operations.js';
-import { chargeCountsAnything, EXCESS_NOTE } from './ledger-queries.js';
-import type { Database } from './schema.js';
-import { KeyBudgetExceededError } from './store.js';
+import type { HoldOperation } from '../hold-operations.js';
+import { chargeCountsAnything, EXCESS_NOTE } from '../queries/ledger-queries.js';
+import type { Database } from '../schema.js';
+import { KeyBudgetExceededError } from '../store.js';
 
 /** An operation that failed on its own inside a batch, with PostgreSQL's SQLSTATE as its `code`. */
 export class HoldOperationError extends Error {
@@ -42,16 +42,6 @@ export class HoldOperationError extends Error {
  * PL/pgSQL raise (P0). https://www.postgresql.org/docs/current/errcodes-appendix.html
  */
 const OPERATION_ERROR = /^(22|23|40|P0)[0-9A-Z]{3}$/;
-
-/** Applies a batch and waits for its commit to be durable (the plain group commit's form). */
-export function createPostgresHoldBatchCommit(db: Kysely<Database>): HoldBatchCommit {
-  const commit = createPostgresPipelinedHoldBatchCommit(db);
-  return async (operations) => {
-    const { outcomes, durable } = await commit(operations);
-    await durable;
-    return outcomes;
-  };
-}
 
 /** Applies and commits a batch without waiting for the disk; `durable` says when it is on it. */
 export function createPostgresPipelinedHoldBatchCommit(

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore } from './open-store.js';
+import { openStore } from '../open-store.js';
 import { startSqliteCheckpointer } from './sqlite-checkpointer.js';
 import { openSqliteConnection, SQLITE_SAFETY_NET_AUTOCHECKPOINT_PAGES, type SqliteConnection } from './sqlite-database.js';
 

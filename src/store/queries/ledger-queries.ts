@@ -4,8 +4,8 @@
  * Nothing here updates or deletes a ledger row; balances move only together with an appended entry.
  */
 import type { Kysely } from 'kysely';
-import type { Database, LedgerKind } from './schema.js';
-import type { LedgerEntry, TokenCounts } from './store.js';
+import type { Database, LedgerKind } from '../schema.js';
+import type { LedgerEntry, TokenCounts } from '../store.js';
 import { decodeLedgerEntry } from './row-decoding.js';
 
 /** The largest token count a ledger column holds (PostgreSQL `integer`). */
