@@ -6,7 +6,7 @@
  * A session is only as good as its credential: every check reads the admin token, or the key and
  * its account, again, so disabling any of them (or a key expiring) refuses the sessions it opened at
  * once, on every instance. Disabling, rotating or deleting also deletes those sessions, in the same
- * transaction (store/console-session-queries.ts), so enabling the credential again does not bring
+ * transaction (store/queries/console-session-queries.ts), so enabling the credential again does not bring
  * them back; and a key's session ends no later than the key expires, so a later expiry does not
  * either.
  */

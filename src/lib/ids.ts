@@ -13,7 +13,7 @@
  *
  * Ids are not secrets: consecutive ids of one process differ only in the counter. Whatever is
  * looked up by an id is looked up with its owner too (a stored response by id and account,
- * store/response-queries.ts), so knowing another account's id reads nothing.
+ * store/queries/response-queries.ts), so knowing another account's id reads nothing.
  */
 import { randomBytes } from 'node:crypto';
 

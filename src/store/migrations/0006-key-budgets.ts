@@ -7,7 +7,7 @@
  * expiry) moves its cost there. Same tables on both engines.
  *
  * On PostgreSQL the hold batches of migration 0008 run as SQL functions; the two they call for key
- * budgets are created here, with the same guarded SQL as SQLite's (store/key-budget-queries.ts).
+ * budgets are created here, with the same guarded SQL as SQLite's (store/queries/key-budget-queries.ts).
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { StoreEngine } from '../schema.js';
