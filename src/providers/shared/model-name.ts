@@ -4,28 +4,56 @@
  * so only the `model` value is rewritten in them and every other byte stays the upstream's.
  */
 
-/** Patterns by upstream model name: compiled once per name, not once per frame (a handful of names). */
-const MODEL_PATTERNS = new Map<string, RegExp>();
+const MODEL_KEY = '"model"';
 
-function modelPattern(upstreamModel: string): RegExp {
-  let pattern = MODEL_PATTERNS.get(upstreamModel);
-  if (pattern === undefined) {
-    if (MODEL_PATTERNS.size >= 256) MODEL_PATTERNS.clear();
-    const token = JSON.stringify(upstreamModel).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    pattern = new RegExp(`("model"\\s*:\\s*)${token}`, 'g');
-    MODEL_PATTERNS.set(upstreamModel, pattern);
+/** JSON's whitespace between tokens: space, tab, line feed, carriage return. */
+function isJsonSpace(code: number): boolean {
+  return code === 32 || code === 9 || code === 10 || code === 13;
+}
+
+/**
+ * Where each `"model": <token>` pair of `text` is, as [start of its value, end of its value]:
+ * `token` is the upstream's model as JSON text. A plain scan (no pattern to compile or keep): a
+ * quote inside a JSON string is escaped, so `"model"` cannot be found inside text.
+ */
+function modelValues(text: string, token: string, limit: number): Array<[number, number]> {
+  const found: Array<[number, number]> = [];
+  let from = 0;
+  while (found.length < limit) {
+    const at = text.indexOf(MODEL_KEY, from);
+    if (at === -1) break;
+    // The key's closing quote may open the next try (as a pattern searching each position would).
+    from = at + MODEL_KEY.length - 1;
+    let index = at + MODEL_KEY.length;
+    while (isJsonSpace(text.charCodeAt(index))) index++;
+    if (text.charCodeAt(index) !== 58) continue;
+    index++;
+    while (isJsonSpace(text.charCodeAt(index))) index++;
+    if (!text.startsWith(token, index)) continue;
+    found.push([index, index + token.length]);
+    from = index + token.length;
   }
-  return pattern;
+  return found;
+}
+
+/** `text` with each of `spans` replaced by `value`. */
+function spliced(text: string, spans: ReadonlyArray<[number, number]>, value: string): string {
+  let result = '';
+  let last = 0;
+  for (const [start, end] of spans) {
+    result += text.slice(last, start) + value;
+    last = end;
+  }
+  return result + text.slice(last);
 }
 
 /**
  * `data` (JSON text) with each `"model": "<upstreamModel>"` pair naming `clientModel` instead, or
- * undefined when none is written that way (escapes). A quote inside a JSON string is escaped, so the
- * pattern cannot match text.
+ * undefined when none is written that way (escapes).
  */
 export function replaceModelName(data: string, upstreamModel: string, clientModel: string): string | undefined {
-  const replaced = data.replace(modelPattern(upstreamModel), (_match, key: string) => `${key}${JSON.stringify(clientModel)}`);
-  return replaced === data ? undefined : replaced;
+  const spans = modelValues(data, JSON.stringify(upstreamModel), Infinity);
+  return spans.length === 0 ? undefined : spliced(data, spans, JSON.stringify(clientModel));
 }
 
 /**
@@ -34,17 +62,8 @@ export function replaceModelName(data: string, upstreamModel: string, clientMode
  * (none: escapes; more: a nested `model` of the same name), for the caller to write the answer anew.
  */
 export function renameWholeAnswer(text: string, upstreamModel: string, clientModel: string): string | undefined {
-  const pattern = modelPattern(upstreamModel);
-  pattern.lastIndex = 0;
-  const pair = pattern.exec(text);
-  if (pair === null) return undefined;
-  const end = pattern.lastIndex;
-  // A failed search leaves `lastIndex` at 0; a second pair leaves it to be reset.
-  if (pattern.exec(text) !== null) {
-    pattern.lastIndex = 0;
-    return undefined;
-  }
-  return `${text.slice(0, pair.index)}${pair[1]}${JSON.stringify(clientModel)}${text.slice(end)}`;
+  const spans = modelValues(text, JSON.stringify(upstreamModel), 2);
+  return spans.length === 1 ? spliced(text, spans, JSON.stringify(clientModel)) : undefined;
 }
 
 /** The model the client asked for, from its body (the catalog id), or `fallback`. */
