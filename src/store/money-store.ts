@@ -4,6 +4,8 @@
  * applies a batch its own way), expired holds swept (hold-queries.ts), credits and debits with their
  * ledger entries, the append-only ledger (ledger-queries.ts) and key budgets' spend.
  */
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
 import * as admin from './queries/admin-queries.js';
 import { KyselyAccountStore } from './account-store.js';
 import { checkpointOperation, openOperation, settleOperation } from './hold-operations.js';
@@ -45,19 +47,7 @@ export class KyselyMoneyStore extends KyselyAccountStore implements MoneyStore {
         .where('id', '=', accountId)
         .executeTakeFirst();
       if (updated.numUpdatedRows !== 1n) throw new Error(`no account with id ${JSON.stringify(accountId)}`);
-      await ledger.appendLedgerEntry(transaction, {
-        accountId,
-        kind: 'credit',
-        amountNanos,
-        requestId: null,
-        keyId: null,
-        model: null,
-        tokens: ledger.NO_TOKENS,
-        note,
-        createdAt,
-      });
-      await bumpRevision(transaction);
-      return true;
+      return appendAdjustment(transaction, { accountId, kind: 'credit', amountNanos, note, createdAt });
     }));
     return this.requireAccount(accountId);
   }
@@ -74,19 +64,7 @@ export class KyselyMoneyStore extends KyselyAccountStore implements MoneyStore {
         .where((eb) => eb(eb('balance_nanos', '-', eb.ref('reserved_nanos')), '>=', amountNanos))
         .executeTakeFirst();
       if (updated.numUpdatedRows !== 1n) return false;
-      await ledger.appendLedgerEntry(transaction, {
-        accountId,
-        kind: 'debit',
-        amountNanos,
-        requestId: null,
-        keyId: null,
-        model: null,
-        tokens: ledger.NO_TOKENS,
-        note,
-        createdAt,
-      });
-      await bumpRevision(transaction);
-      return true;
+      return appendAdjustment(transaction, { accountId, kind: 'debit', amountNanos, note, createdAt });
     }));
     return done ? this.requireAccount(accountId) : undefined;
   }
@@ -102,4 +80,17 @@ export class KyselyMoneyStore extends KyselyAccountStore implements MoneyStore {
   keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend> {
     return keys.keySpend(this.db, keyId, window);
   }
+}
+
+/**
+ * An operator's credit or debit on the ledger, inside the transaction that moved the balance, and
+ * the revision bumped so that every instance's key cache rereads the account.
+ */
+async function appendAdjustment(
+  transaction: Kysely<Database>,
+  adjustment: { accountId: string; kind: 'credit' | 'debit'; amountNanos: bigint; note: string | null; createdAt: number },
+): Promise<true> {
+  await ledger.appendLedgerEntry(transaction, { ...adjustment, requestId: null, keyId: null, model: null, tokens: ledger.NO_TOKENS });
+  await bumpRevision(transaction);
+  return true;
 }
