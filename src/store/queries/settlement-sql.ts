@@ -4,7 +4,7 @@
  * (sqlite/sqlite-hold-statements.ts); Kysely binds them on either engine for the expiry sweep
  * (hold-queries.ts), `$n` on PostgreSQL. PostgreSQL's request path settles through
  * `tollgate_apply_hold_operations` (migrations 0008 and 0011, postgres/postgres-hold-batch.ts),
- * which runs the same statements inside the database.
+ * which makes the same settlement inside the database, set-based over a whole batch.
  *
  * A settle, by its request or by the sweep: the hold leaves `open` (the guard that decides races;
  * no row back means it was settled or expired already), then its reservation is released and its
