@@ -1,6 +1,8 @@
 /**
- * Builds the HTTP app from what it is given (no process-level side effects), so tests can build it
- * with real parts on loopback. The only place that renders errors and streams.
+ * The edge: builds the HTTP app from what it is given (no process-level side effects), so tests can
+ * build it with real parts on loopback. It owns what every request meets (request id, Host check,
+ * body parser, lingering close, the log line) and the one error renderer, and registers the four
+ * encapsulated plugins: /v1 (http/v1/), the admin API, the console and ops (/healthz, /metrics).
  */
 import '../observability/request-outcome.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
