@@ -18,11 +18,12 @@ const weatherTool = {
 
 describe.each(engines)('official openai client on %s', (engine) => {
   let harness: Harness;
+  let secret: string;
   let client: OpenAI;
 
   beforeAll(async () => {
     harness = await startHarness({ engine });
-    const { secret } = await harness.newAccount('20');
+    ({ secret } = await harness.newAccount('20'));
     client = harness.client(secret);
   });
   afterAll(async () => harness?.close());
@@ -184,5 +185,35 @@ describe.each(engines)('official openai client on %s', (engine) => {
     for await (const model of client.models.list()) models.push(model.id);
     expect(models).toEqual(expect.arrayContaining(['model-5.6', 'model-5.6-sol', 'model-5.6-terra', 'model-5.6-luna', 'model-5.6-mini']));
     expect(models).not.toContain('disabled-model');
+  });
+
+  it('retrieves one model, and answers 404 model_not_found for one the key may not use, as OpenAI does', async () => {
+    const model = await client.models.retrieve('model-5.6');
+    expect(model).toMatchObject({ id: 'model-5.6', object: 'model', owned_by: 'tollgate' });
+    expect(typeof model.created).toBe('number');
+    for (const id of ['disabled-model', 'no-such-model']) {
+      await expect(client.models.retrieve(id)).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
+    }
+    const answer = await fetch(`${harness.baseUrl}/v1/models/no-such-model`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(answer.status).toBe(404);
+    expect(answer.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(await answer.text()).toBe(
+      JSON.stringify({ error: { message: "The model 'no-such-model' does not exist or you do not have access to it.", type: 'invalid_request_error', code: 'model_not_found' } }),
+    );
+  });
+
+  it("retrieves one model in Anthropic's shape for Anthropic's clients, and their 404", async () => {
+    const headers = { 'x-api-key': secret, 'anthropic-version': '2023-06-01' };
+    const found = await fetch(`${harness.baseUrl}/v1/models/model-5.6`, { headers });
+    expect(found.status).toBe(200);
+    expect(await found.json()).toEqual({ type: 'model', id: 'model-5.6', display_name: 'model-5.6', created_at: '2026-01-01T00:00:00.000Z' });
+    const missing = await fetch(`${harness.baseUrl}/v1/models/no-such-model`, { headers });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+  });
+
+  it('refuses a model lookup without a key, like every /v1 route', async () => {
+    const answer = await fetch(`${harness.baseUrl}/v1/models/model-5.6`);
+    expect(answer.status).toBe(401);
   });
 });

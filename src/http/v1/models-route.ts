@@ -1,9 +1,12 @@
 /**
  * GET /v1/models: the models this key may use now, in OpenAI's list shape, or in Anthropic's when
  * the client is one of Anthropic's (it sends `anthropic-version`; Claude Code's gateway model
- * discovery does).
+ * discovery does). GET /v1/models/{id}: one of them, or OpenAI's 404 `model_not_found` for a model
+ * the key may not use now, whether or not it exists (docs/wire-protocols.md §12).
  */
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { clipEcho } from '../../protocol/client-echo.js';
 import type { Catalog, ModelEntry } from '../../routing/catalog.js';
 import type { Router } from '../../routing/router.js';
 import { requireContext } from './api-hooks.js';
@@ -17,15 +20,31 @@ export function modelsForKey(catalog: Catalog, router: Router, keyModels: readon
     .filter((model) => keyModels === null || keyModels.includes(model.id));
 }
 
+/** One model as the client's vendor writes it. */
+function modelObject(request: FastifyRequest, id: string): Record<string, unknown> {
+  if (request.headers['anthropic-version'] !== undefined) {
+    return { type: 'model', id, display_name: id, created_at: new Date(CREATED * 1000).toISOString() };
+  }
+  return { id, object: 'model', created: CREATED, owned_by: 'tollgate' };
+}
+
 export function registerModelRoutes(app: FastifyInstance, deps: { onRequest: onRequestAsyncHookHandler[]; catalog: Catalog; router: Router }): void {
   app.get('/v1/models', { onRequest: deps.onRequest }, async (request) => {
     const context = requireContext(request);
-    const data = modelsForKey(deps.catalog, deps.router, context.key.models);
+    const data = modelsForKey(deps.catalog, deps.router, context.key.models).map((model) => modelObject(request, model.id));
     if (request.headers['anthropic-version'] !== undefined) {
-      const created = new Date(CREATED * 1000).toISOString();
-      const models = data.map((model) => ({ type: 'model', id: model.id, display_name: model.id, created_at: created }));
-      return { data: models, has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null };
+      return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
     }
-    return { object: 'list', data: data.map((model) => ({ id: model.id, object: 'model', created: CREATED, owned_by: 'tollgate' })) };
+    return { object: 'list', data };
+  });
+  app.get<{ Params: { model: string } }>('/v1/models/:model', { onRequest: deps.onRequest }, async (request) => {
+    const context = requireContext(request);
+    const id = request.params.model;
+    const model = modelsForKey(deps.catalog, deps.router, context.key.models).find((candidate) => candidate.id === id);
+    if (model === undefined) {
+      const message = `The model '${clipEcho(id)}' does not exist or you do not have access to it.`;
+      throw new GatewayError('not_found', { message, param: null, code: 'model_not_found' });
+    }
+    return modelObject(request, model.id);
   });
 }
