@@ -18,6 +18,7 @@ import type { Catalog, ModelEntry } from '../../routing/catalog.js';
 import type { OpenedAnswer, Router } from '../../routing/router.js';
 import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
+import { modelForKey } from './models-route.js';
 import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
 import { parseJsonBody } from '../body.js';
@@ -32,11 +33,8 @@ export interface AnswerServices extends LifecycleServices {
 
 /** The model a key may use right now, or the spec's 503. */
 export function resolveModel(services: Pick<AnswerServices, 'catalog' | 'router'>, modelId: string, context: ApiContext): ModelEntry {
-  const model = services.catalog.get(modelId);
-  const allowed = context.key.models === null || context.key.models.includes(modelId);
-  if (model === undefined || !model.enabled || !allowed || !services.router.hasUsableTarget(model)) {
-    throw new GatewayError('model_unavailable');
-  }
+  const model = modelForKey(services.catalog, services.router, context.key.models, modelId);
+  if (model === undefined) throw new GatewayError('model_unavailable');
   return model;
 }
 

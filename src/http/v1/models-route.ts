@@ -13,11 +13,20 @@ import { requireContext } from './api-hooks.js';
 
 const CREATED = Math.floor(Date.UTC(2026, 0, 1) / 1000);
 
-/** The models a key may use now: enabled, with a usable target, and allowed by its model list (null: all). */
+/** Whether a key may use `model` now: enabled, allowed by the key's model list (null: all), with a usable target. */
+function usableByKey(model: ModelEntry, router: Router, keyModels: readonly string[] | null): boolean {
+  return model.enabled && (keyModels === null || keyModels.includes(model.id)) && router.hasUsableTarget(model);
+}
+
+/** The models a key may use now. */
 export function modelsForKey(catalog: Catalog, router: Router, keyModels: readonly string[] | null): ModelEntry[] {
-  return [...catalog.values()]
-    .filter((model) => model.enabled && router.hasUsableTarget(model))
-    .filter((model) => keyModels === null || keyModels.includes(model.id));
+  return [...catalog.values()].filter((model) => usableByKey(model, router, keyModels));
+}
+
+/** The catalog model `id`, when the key may use it now (what /v1 answers with, and what it lists). */
+export function modelForKey(catalog: Catalog, router: Router, keyModels: readonly string[] | null, id: string): ModelEntry | undefined {
+  const model = catalog.get(id);
+  return model !== undefined && usableByKey(model, router, keyModels) ? model : undefined;
 }
 
 /** One model as the client's vendor writes it. */
@@ -40,7 +49,7 @@ export function registerModelRoutes(app: FastifyInstance, deps: { onRequest: onR
   app.get<{ Params: { model: string } }>('/v1/models/:model', { onRequest: deps.onRequest }, async (request) => {
     const context = requireContext(request);
     const id = request.params.model;
-    const model = modelsForKey(deps.catalog, deps.router, context.key.models).find((candidate) => candidate.id === id);
+    const model = modelForKey(deps.catalog, deps.router, context.key.models, id);
     if (model === undefined) {
       const message = `The model '${clipEcho(id)}' does not exist or you do not have access to it.`;
       throw new GatewayError('not_found', { message, param: null, code: 'model_not_found' });
