@@ -3,8 +3,13 @@
  * other requests run (the input bound, input-bound.ts, and the exact input count, tokens.ts).
  */
 
-/** Text counted between two pauses. */
-export const YIELD_CHARACTERS = 32 * 1024;
+/**
+ * Text counted between two yields, at which the driver may pause (lib/run-yielding.ts). Small,
+ * because the tokenizer can be slow: on random words it takes a few microseconds a character even
+ * warm, and 32K characters took 100–140 ms in one go under CI load, holding /healthz past its
+ * 100 ms. The driver pauses by time, so small slices cost no extra turns of the loop.
+ */
+export const YIELD_CHARACTERS = 1024;
 
 /**
  * `text` in slices of about YIELD_CHARACTERS, each cut just before a space where there is one, so

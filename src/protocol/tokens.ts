@@ -111,6 +111,31 @@ export function countTextTokens(text: string): number {
   return total;
 }
 
+/**
+ * Runs the tokenizer over some text of every class (words, numbers, punctuation, white space,
+ * other scripts), for the gateway to call once at startup. Cold, the tokenizer builds its tables,
+ * compiles its Unicode patterns and runs unoptimized: the first slice of a request took up to 90 ms,
+ * held in one turn of the event loop, against a few milliseconds warm. About 70 ms, once.
+ */
+let warmedUp = false;
+
+export function warmUpTokenizer(): void {
+  // Once per process: the tokenizer's state is the module's, shared by every gateway in it.
+  if (warmedUp) return;
+  warmedUp = true;
+  let seed = 1;
+  const random = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+  const pieces = ['the', 'Gateway', ' ', '\n', '42', '3.14', '{"a": [1, 2]}', '¿Qué?', 'Grüße', 'добрый', '你好', 'こんにちは', 'مرحبا', '🙂', '<|endoftext|>'];
+  for (let round = 0; round < 6; round += 1) {
+    const words: string[] = [];
+    for (let index = 0; index < 400; index += 1) {
+      const letters = Array.from({ length: 2 + Math.floor(random() * 8) }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join('');
+      words.push(random() < 0.2 ? pieces[Math.floor(random() * pieces.length)]! : letters);
+    }
+    countTextTokens(words.join(' '));
+  }
+}
+
 /** Text tokenized exactly per request; the rest counts its UTF-8 bytes (≥ its tokens). */
 export const EXACT_CHARACTERS = 64 * 1024;
 

@@ -30,6 +30,7 @@ import { createMetrics, type Metrics } from '../observability/metrics.js';
 import { watchSilentConnections } from '../http/silent-connections.js';
 import { createRequestLog, type RequestLog } from '../request-log/request-log.js';
 import type { RequestTracer } from '../observability/request-tracer.js';
+import { warmUpTokenizer } from '../protocol/tokens.js';
 
 export interface GatewayOptions {
   config: ConfigFile;
@@ -80,6 +81,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     checkers: [createLowBalanceChecker(options.store), createKeyBudgetChecker(options.store)],
   });
   const providers = createProviders(options.config.providers, options.env ?? process.env);
+  // Before the first request, so that it does not pay for the tokenizer's start (protocol/tokens.ts).
+  warmUpTokenizer();
   const catalog = buildCatalog(options.config.models, providers);
   for (const downgrade of downgradedEfforts(options.config)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
   const metrics = options.metrics ?? createMetrics();
