@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { GENERATIVE_SURFACES, SURFACES } from '../protocol/canonical.js';
 
 const usdAmount = z.union([z.number().nonnegative(), z.string().regex(/^\d+(\.\d{1,9})?$/, 'a decimal USD amount')]);
 
@@ -116,6 +117,15 @@ const modelSchema = z
     prices: z
       .object({ input: usdAmount, cached_input: usdAmount.optional(), cache_write: usdAmount.optional(), output: usdAmount })
       .strict(),
+    /**
+     * The `/v1` endpoints the model serves; asked on any other, it answers 404 `model_not_found`
+     * and nothing is forwarded. By default the three generative ones.
+     */
+    endpoints: z
+      .array(z.enum(SURFACES))
+      .min(1)
+      .refine((endpoints) => new Set(endpoints).size === endpoints.length, 'endpoints must not repeat')
+      .default([...GENERATIVE_SURFACES]),
     reasoning_efforts: z.array(z.enum(['low', 'medium', 'high', 'xhigh', 'max'])).default([]),
     max_output_tokens: z.number().int().positive().default(4_096),
     /**

@@ -19,6 +19,7 @@ const SURFACE_LABELS: ReadonlyMap<string, string> = new Map([
   ['responses', 'responses'],
   ['messages', 'messages'],
   ['anthropic-messages', 'messages'],
+  ['embeddings', 'embeddings'],
 ]);
 
 /** The bounded `surface` label of a surface (either spelling), `unknown` for anything else. */

@@ -5,7 +5,11 @@
  */
 
 /** The client surfaces Tollgate serves: OpenAI's two, and Anthropic's Messages API. */
-export type Surface = 'responses' | 'chat-completions' | 'anthropic-messages';
+/** The generative surfaces: those whose answers are canonical events (this file's request and events). */
+export const GENERATIVE_SURFACES = ['responses', 'chat-completions', 'anthropic-messages'] as const;
+/** Every `/v1` creation endpoint a catalog model may serve (its `endpoints`). */
+export const SURFACES = [...GENERATIVE_SURFACES, 'embeddings'] as const;
+export type Surface = (typeof SURFACES)[number];
 
 /** Reasoning effort values accepted on /v1/responses (docs/contract.md §4.1). */
 export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;

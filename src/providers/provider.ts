@@ -5,6 +5,7 @@
  * sees.
  */
 import type { CanonicalEvent, CanonicalRequest, HostedTool, Surface } from '../protocol/canonical.js';
+import type { EmbeddingsRequest } from '../protocol/embeddings.js';
 
 /** What a single upstream call needs besides the request. */
 export interface ProviderCall {
@@ -141,9 +142,32 @@ export interface FrameSink {
  */
 export type PassthroughResult<Stream extends boolean = boolean> = Stream extends true ? PassthroughStream : PassthroughJson;
 
+/** An embeddings call (docs/wire-protocols.md §7). */
+export interface EmbeddingsCall {
+  upstreamModel: string;
+  request: EmbeddingsRequest;
+  /** The client's JSON body (decoded): what a pass-through forwards, with the upstream's model name. */
+  body: Readonly<Record<string, unknown>>;
+  signal: AbortSignal;
+  requestId: string;
+}
+
+/** An embeddings answer: OpenAI's shape, vectors in the encoding the client asked for. */
+export interface EmbeddingsResult {
+  /** `object`, `data` (one entry per input, in order) and whatever else the upstream sent; the gateway sets `model` and `usage`. */
+  body: Record<string, unknown>;
+  /** The input tokens the upstream reported, when it reports any (Gemini does not document one). */
+  reportedInputTokens?: number;
+}
+
 export interface Provider {
   /** The provider's name in the catalog. */
   readonly name: string;
+  /**
+   * Present when the provider serves embeddings. Resolves once the upstream answered 200 with a
+   * readable answer (throws `UpstreamError` otherwise), so that a failure can fail over.
+   */
+  embed?(call: EmbeddingsCall): Promise<EmbeddingsResult>;
   /**
    * Streams the answer as canonical events. The first event is `response-start`, yielded only once
    * the upstream has accepted the request (an HTTP 200), so that a failure before it can fail over.

@@ -3,7 +3,7 @@
  * targets bound to live provider instances. Built once from the frozen config.
  */
 import type { ConfigFile } from '../config/schema.js';
-import type { HostedToolPolicy, ReasoningEffort } from '../protocol/canonical.js';
+import type { HostedToolPolicy, ReasoningEffort, Surface } from '../protocol/canonical.js';
 import type { Provider } from '../providers/provider.js';
 
 export interface Target {
@@ -19,6 +19,8 @@ export interface Target {
 export interface ModelEntry {
   id: string;
   enabled: boolean;
+  /** The `/v1` endpoints it serves (catalog `endpoints`). */
+  endpoints: ReadonlySet<Surface>;
   reasoningEfforts: ReadonlySet<ReasoningEffort>;
   maxOutputTokens: number;
   /** What translated routes do with hosted tools (catalog `hosted_tools`). */
@@ -35,6 +37,9 @@ export function buildCatalog(models: ConfigFile['models'], providers: ReadonlyMa
     for (const target of model.targets) {
       const provider = providers.get(target.provider);
       if (provider === undefined) throw new Error(`model ${model.id}: no provider named ${target.provider}`);
+      if (model.endpoints.includes('embeddings') && provider.embed === undefined) {
+        throw new Error(`model ${model.id}: provider ${target.provider} does not serve embeddings`);
+      }
       targets.push({
         provider,
         upstreamModel: target.model,
@@ -46,6 +51,7 @@ export function buildCatalog(models: ConfigFile['models'], providers: ReadonlyMa
     catalog.set(model.id, {
       id: model.id,
       enabled: model.enabled,
+      endpoints: new Set(model.endpoints),
       reasoningEfforts: new Set(model.reasoning_efforts),
       maxOutputTokens: model.max_output_tokens,
       hostedTools: model.hosted_tools,

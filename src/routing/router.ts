@@ -8,6 +8,17 @@ import { UpstreamError, type PassthroughResult } from '../providers/provider.js'
 import type { ModelEntry, Target } from './catalog.js';
 import { TargetHealth, type HealthOptions } from './target-health.js';
 
+/** What every call through the router has: the model, the request it belongs to, whether it streams. */
+export interface AttemptRoute {
+  model: ModelEntry;
+  /** Tollgate's request id. */
+  requestId: string;
+  stream: boolean;
+  signal: AbortSignal;
+  /** Told of each target that failed before answering (not of one the client's leaving cut short). */
+  onTargetFailed?: (target: Target) => void;
+}
+
 /** `Stream` is the request's stream flag as a type, so that the answer is typed by it. */
 export interface RouteRequest<Stream extends boolean = boolean> {
   model: ModelEntry;
@@ -90,7 +101,7 @@ export interface AttemptEnd {
  * Told about each attempt on a target as it starts (tracing: one child span per upstream call).
  * Optional, so that the request path pays nothing when nobody watches.
  */
-export type AttemptObserver = (target: Target, route: RouteRequest) => AttemptEnd;
+export type AttemptObserver = (target: Target, route: AttemptRoute) => AttemptEnd;
 
 export interface RouterOptions extends Partial<HealthOptions> {
   random?: () => number;
@@ -148,15 +159,29 @@ export class Router {
   }
 
   async open<Stream extends boolean>(route: RouteRequest<Stream>): Promise<OpenedAnswer<Stream>> {
+    const attempt: AttemptRoute = { ...route, stream: route.request.stream };
+    return (await this.attempt(attempt, this.orderedTargets(route.model), (target) => this.openTarget(target, route))).result;
+  }
+
+  /**
+   * Calls `call` on each usable target of the model that `serves` (all of them by default), in
+   * order, until one answers: failures before that fail over to the next target, and the first
+   * answer commits to its target. What the generative surfaces' `open` does, for any call.
+   */
+  async call<T>(route: AttemptRoute, call: (target: Target) => Promise<T>, serves: (target: Target) => boolean = () => true): Promise<{ target: Target; result: T }> {
+    return this.attempt(route, this.orderedTargets(route.model).filter(serves), call);
+  }
+
+  private async attempt<T>(route: AttemptRoute, targets: readonly Target[], call: (target: Target) => Promise<T>): Promise<{ target: Target; result: T }> {
     const failures: UpstreamError[] = [];
-    for (const target of this.orderedTargets(route.model)) {
+    for (const target of targets) {
       if (route.signal.aborted) break;
       const attempt = this.observeAttempt?.(target, route);
       try {
-        const opened = await this.openTarget(target, route);
+        const result = await call(target);
         this.recordSuccess(target);
         attempt?.opened();
-        return opened;
+        return { target, result };
       } catch (error) {
         // The client went away: not the target's fault, and no other target should be tried.
         if (route.signal.aborted) {

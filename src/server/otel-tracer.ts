@@ -15,7 +15,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { RequestTracer } from '../observability/request-tracer.js';
 import type { RequestOutcome } from '../observability/request-outcome.js';
-import type { AttemptEnd, RouteRequest } from '../routing/router.js';
+import type { AttemptEnd, AttemptRoute } from '../routing/router.js';
 import type { Target } from '../routing/catalog.js';
 import type { Tracing, TracingSettings } from './tracing-types.js';
 
@@ -70,7 +70,7 @@ export class OtelRequestTracer implements RequestTracer {
     this.live.set(request.id, { span, context: trace.setSpan(ROOT_CONTEXT, span), upstream: null });
   }
 
-  readonly observeAttempt = (target: Target, route: RouteRequest): AttemptEnd => {
+  readonly observeAttempt = (target: Target, route: AttemptRoute): AttemptEnd => {
     const parent = this.live.get(route.requestId);
     const span = this.tracer.startSpan(
       `upstream ${target.provider.name}`,
@@ -81,7 +81,7 @@ export class OtelRequestTracer implements RequestTracer {
           'tollgate.provider': target.provider.name,
           'tollgate.model': route.model.id,
           'gen_ai.request.model': target.upstreamModel,
-          'tollgate.stream': route.request.stream,
+          'tollgate.stream': route.stream,
         },
       },
       parent?.context ?? ROOT_CONTEXT,

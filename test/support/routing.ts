@@ -4,7 +4,7 @@
  * pass-through in the wrong form. Plus the catalog entries and route requests those tests open.
  */
 import type { SimulatedProviderConfig } from '../../src/config/schema.js';
-import type { CanonicalEvent, CanonicalRequest, Surface } from '../../src/protocol/canonical.js';
+import { SURFACES, type CanonicalEvent, type CanonicalRequest, type Surface } from '../../src/protocol/canonical.js';
 import { UpstreamError, type PassthroughCall, type PassthroughResult, type Provider, type ProviderCall } from '../../src/providers/provider.js';
 import { framesOf } from './passthrough-frames.js';
 import { createSimulatedProvider } from '../../src/providers/simulated/simulated-provider.js';
@@ -73,7 +73,7 @@ export function target(provider: Provider, options: { model?: string; priority?:
 }
 
 export function model(targets: Target[], id = 'model-5.6'): ModelEntry {
-  return { id, enabled: true, reasoningEfforts: new Set(), maxOutputTokens: 4_096, hostedTools: 'drop', targets };
+  return { id, enabled: true, endpoints: new Set(SURFACES), reasoningEfforts: new Set(), maxOutputTokens: 4_096, hostedTools: 'drop', targets };
 }
 
 export const BODY = { model: 'model-5.6', messages: [{ role: 'user', content: 'Hello there' }], temperature: 0.3 };

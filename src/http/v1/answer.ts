@@ -18,7 +18,7 @@ import type { Catalog, ModelEntry } from '../../routing/catalog.js';
 import type { OpenedAnswer, Router } from '../../routing/router.js';
 import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
-import { modelForKey } from './models-route.js';
+import { modelForKey, requireEndpoint } from './models-route.js';
 import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
 import { parseJsonBody } from '../body.js';
@@ -68,7 +68,7 @@ async function serve<Extras>(adapter: SurfaceAdapter<Extras>, services: AnswerSe
   // A catalog model has an outcome from here on, so that its refusal (disabled, not allowed for the
   // key, no target in rotation) is logged and measured with it; a made-up name never is.
   if (services.catalog.get(requested) !== undefined) lifecycle.begin(context, adapter.surface, requested, decodedBody.request.stream);
-  const model = resolveModel(services, requested, context);
+  const model = requireEndpoint(resolveModel(services, requested, context), adapter.surface);
   const checked = adapter.checkAgainstModel(decodedBody, model);
   // Before the estimate, so that the hold covers everything the upstream will read.
   const prepared = adapter.prepare === undefined ? asChecked(checked) : await adapter.prepare(checked, { accountId: context.account.id, log: request.log });

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { clipEcho } from '../../protocol/client-echo.js';
+import type { Surface } from '../../protocol/canonical.js';
 import type { Catalog, ModelEntry } from '../../routing/catalog.js';
 import type { Router } from '../../routing/router.js';
 import { requireContext } from './api-hooks.js';
@@ -27,6 +28,24 @@ export function modelsForKey(catalog: Catalog, router: Router, keyModels: readon
 export function modelForKey(catalog: Catalog, router: Router, keyModels: readonly string[] | null, id: string): ModelEntry | undefined {
   const model = catalog.get(id);
   return model !== undefined && usableByKey(model, router, keyModels) ? model : undefined;
+}
+
+/** The path of each endpoint, as the client calls it. */
+export const SURFACE_PATHS: Readonly<Record<Surface, string>> = Object.freeze({
+  responses: '/v1/responses',
+  'chat-completions': '/v1/chat/completions',
+  'anthropic-messages': '/v1/messages',
+  embeddings: '/v1/embeddings',
+});
+
+/**
+ * `model` when it serves `surface` (catalog `endpoints`); otherwise OpenAI's 404 `model_not_found`
+ * naming the endpoint, answered before anything is held or forwarded (docs/wire-protocols.md §13).
+ */
+export function requireEndpoint(model: ModelEntry, surface: Surface): ModelEntry {
+  if (model.endpoints.has(surface)) return model;
+  const message = `The model '${clipEcho(model.id)}' does not serve ${SURFACE_PATHS[surface]}.`;
+  throw new GatewayError('not_found', { message, param: 'model', code: 'model_not_found' });
 }
 
 /** One model as the client's vendor writes it. */

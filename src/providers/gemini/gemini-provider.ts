@@ -12,6 +12,7 @@ import { CUT_SHORT, streamCanonical } from '../shared/canonical-stream.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
 import { CallMemory } from './call-memory.js';
+import { runGeminiEmbeddings } from './embeddings.js';
 import { describeGeminiError, readGeminiError, readGeminiErrorBody } from './error-body.js';
 import { toGeminiBody, UnmatchedCallOutputError, type GeminiRequestBody } from './request-body.js';
 import { GeminiStreamTranslator } from './stream-translator.js';
@@ -36,6 +37,8 @@ export function createGeminiProvider(config: GeminiProviderConfig, env: Readonly
     stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> {
       return streamGemini(client, memory, request, call);
     },
+
+    embed: (call) => runGeminiEmbeddings(client, call),
 
     keepsHostedTool: keepsMappedWebSearch,
     close: () => client.close(),

@@ -12,6 +12,7 @@ import { streamCanonical } from '../shared/canonical-stream.js';
 import { readMessageErrorBody } from '../shared/error-body.js';
 import { createUpstreamHttpClient } from '../shared/upstream-http.js';
 import { ChatStreamTranslator, chatCompletionEvents, inBandErrorMessage, toChatBody } from './chat-wire.js';
+import { runEmbeddings } from './embeddings.js';
 import { runPassthrough } from './passthrough.js';
 import { ResponsesStreamTranslator, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
 
@@ -63,6 +64,8 @@ export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly
     },
 
     speaksNatively,
+
+    embed: (call) => runEmbeddings(client, call),
 
     // The canonical path speaks Responses only to an upstream that speaks nothing else.
     keepsHostedTool: () => config.api === 'responses',

@@ -9,6 +9,7 @@ import type { SimulatedProviderConfig } from '../../config/schema.js';
 import { UpstreamError, type Provider, type ProviderCall } from '../provider.js';
 import { abortableSleep } from './abortable-sleep.js';
 import { planAnswer } from './answer-plan.js';
+import { simulateEmbeddings } from './embeddings.js';
 
 const MID_STREAM_ERROR: CanonicalEvent = Object.freeze({
   type: 'error',
@@ -89,11 +90,14 @@ async function* simulate(config: SimulatedProviderConfig, request: CanonicalRequ
  *   `UpstreamError` on abort or after `timeouts.first_byte_ms`.
  * - Stops without further events when `call.signal` aborts, even in the middle of a pause.
  *
+ * - Embeddings: deterministic unit vectors, inputs counted exactly (embeddings.ts).
+ *
  * It has no pass-through path and holds no resources.
  */
 export function createSimulatedProvider(config: SimulatedProviderConfig): Provider {
   return {
     name: config.name,
     stream: (request, call) => simulate(config, request, call),
+    embed: (call) => simulateEmbeddings(config, call),
   };
 }

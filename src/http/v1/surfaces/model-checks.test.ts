@@ -4,12 +4,13 @@
  * the model cannot honour.
  */
 import { describe, expect, it } from 'vitest';
+import { GENERATIVE_SURFACES } from '../../../protocol/canonical.js';
 import type { ModelEntry } from '../../../routing/catalog.js';
 import { anthropicMessagesSurface } from './anthropic-messages/anthropic-messages-surface.js';
 import { createResponsesSurface } from './responses/responses-surface.js';
 
 function model(overrides: Partial<ModelEntry> = {}): ModelEntry {
-  return { id: 'm', enabled: true, reasoningEfforts: new Set(), maxOutputTokens: 4_096, hostedTools: 'drop', targets: [], ...overrides };
+  return { id: 'm', enabled: true, endpoints: new Set(GENERATIVE_SURFACES), reasoningEfforts: new Set(), maxOutputTokens: 4_096, hostedTools: 'drop', targets: [], ...overrides };
 }
 
 const unusedStore = {} as Parameters<typeof createResponsesSurface>[0]['store'];
