@@ -21,6 +21,19 @@ export const DEMO_CATALOG: unknown = {
       max_output_tokens: 4096,
       targets: [{ provider: 'simulated', model: 'model-5.6-mini' }],
     },
+    {
+      id: 'embedding-5-small',
+      endpoints: ['embeddings'],
+      prices: { input: '0.02', output: '0' },
+      targets: [{ provider: 'simulated', model: 'embedding-5-small' }],
+    },
+    {
+      // OpenAI's default moderation model: a request that names none is moderated with it.
+      id: 'omni-moderation-latest',
+      endpoints: ['moderations'],
+      prices: { input: '0', output: '0' },
+      targets: [{ provider: 'simulated', model: 'omni-moderation-latest' }],
+    },
   ],
   rate_limits: { requests: 60, window_seconds: 60, tokens_per_minute: 0 },
 } satisfies Record<string, unknown>;

@@ -20,6 +20,7 @@ const SURFACE_LABELS: ReadonlyMap<string, string> = new Map([
   ['messages', 'messages'],
   ['anthropic-messages', 'messages'],
   ['embeddings', 'embeddings'],
+  ['moderations', 'moderations'],
 ]);
 
 /** The bounded `surface` label of a surface (either spelling), `unknown` for anything else. */

@@ -6,6 +6,7 @@
  */
 import type { CanonicalEvent, CanonicalRequest, HostedTool, Surface } from '../protocol/canonical.js';
 import type { EmbeddingsRequest } from '../protocol/embeddings.js';
+import type { ModerationsRequest } from '../protocol/moderations.js';
 
 /** What a single upstream call needs besides the request. */
 export interface ProviderCall {
@@ -160,9 +161,26 @@ export interface EmbeddingsResult {
   reportedInputTokens?: number;
 }
 
+/** A moderations call (docs/wire-protocols.md §11). */
+export interface ModerationsCall {
+  upstreamModel: string;
+  request: ModerationsRequest;
+  /** The client's JSON body (decoded): what a pass-through forwards, with the upstream's model name. */
+  body: Readonly<Record<string, unknown>>;
+  signal: AbortSignal;
+  requestId: string;
+}
+
+/** A moderations answer in OpenAI's shape (`id`, `results`); the gateway sets `model`. No usage is reported. */
+export interface ModerationsResult {
+  body: Record<string, unknown>;
+}
+
 export interface Provider {
   /** The provider's name in the catalog. */
   readonly name: string;
+  /** Present when the provider serves moderations; resolves once the upstream answered 200 with a readable answer. */
+  moderate?(call: ModerationsCall): Promise<ModerationsResult>;
   /**
    * Present when the provider serves embeddings. Resolves once the upstream answered 200 with a
    * readable answer (throws `UpstreamError` otherwise), so that a failure can fail over.

@@ -30,6 +30,13 @@ export interface ModelEntry {
 
 export type Catalog = ReadonlyMap<string, ModelEntry>;
 
+/** Whether `provider` can serve `endpoint` (every provider serves the generative ones). */
+export function servesEndpoint(provider: Provider, endpoint: Surface): boolean {
+  if (endpoint === 'embeddings') return provider.embed !== undefined;
+  if (endpoint === 'moderations') return provider.moderate !== undefined;
+  return true;
+}
+
 export function buildCatalog(models: ConfigFile['models'], providers: ReadonlyMap<string, Provider>): Catalog {
   const catalog = new Map<string, ModelEntry>();
   for (const model of models) {
@@ -37,9 +44,8 @@ export function buildCatalog(models: ConfigFile['models'], providers: ReadonlyMa
     for (const target of model.targets) {
       const provider = providers.get(target.provider);
       if (provider === undefined) throw new Error(`model ${model.id}: no provider named ${target.provider}`);
-      if (model.endpoints.includes('embeddings') && provider.embed === undefined) {
-        throw new Error(`model ${model.id}: provider ${target.provider} does not serve embeddings`);
-      }
+      const unserved = model.endpoints.find((endpoint) => !servesEndpoint(provider, endpoint));
+      if (unserved !== undefined) throw new Error(`model ${model.id}: provider ${target.provider} does not serve ${unserved}`);
       targets.push({
         provider,
         upstreamModel: target.model,

@@ -66,8 +66,7 @@ export async function runServe(options: ServeOptions, env: Env = process.env): P
     await heartbeat.stop();
     await store.close();
   };
-  const model = config.models[0]?.id ?? 'model-5.6';
-  const announce = (bound: number) => process.stdout.write(banner(baseUrl(host, bound), demo, model));
+  const announce = (bound: number) => process.stdout.write(banner(baseUrl(host, bound), demo, bannerModels(config.models)));
 
   if (workers === 1) {
     const server = await startServerProcess(env, { migrate: false, clusterWorker: false });
@@ -116,8 +115,23 @@ function baseUrl(host: string, port: number): string {
   return `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
 }
 
+/** The models the banner's curl lines use: the first that serves each endpoint. */
+export interface BannerModels {
+  chat: string;
+  embeddings?: string;
+  moderations?: string;
+}
+
+export function bannerModels(models: ReadonlyArray<{ id: string; endpoints: readonly string[] }>): BannerModels {
+  const serving = (endpoint: string) => models.find((model) => model.endpoints.includes(endpoint))?.id;
+  const embeddings = serving('embeddings');
+  const moderations = serving('moderations');
+  return { chat: serving('chat-completions') ?? 'model-5.6', ...(embeddings === undefined ? {} : { embeddings }), ...(moderations === undefined ? {} : { moderations }) };
+}
+
 /** What a newcomer sees: where to point a client and, on a fresh database, the demo key and curl lines. */
-export function banner(base: string, secret: string | undefined, model: string): string {
+export function banner(base: string, secret: string | undefined, models: BannerModels): string {
+  const model = models.chat;
   const lines = [`Tollgate is listening on ${base}  (OpenAI base URL: ${base}/v1)`];
   if (secret !== undefined) {
     const auth = `-H "Authorization: Bearer ${secret}" -H "Content-Type: application/json"`;
@@ -130,6 +144,8 @@ export function banner(base: string, secret: string | undefined, model: string):
       `  curl ${base}/v1/chat/completions ${auth} -d '{"model":"${model}","messages":[{"role":"user","content":"Hello!"}]}'`,
       `  curl ${base}/v1/responses ${auth} -d '{"model":"${model}","input":"Hello!","reasoning":{"effort":"low"}}'`,
     );
+    if (models.embeddings !== undefined) lines.push(`  curl ${base}/v1/embeddings ${auth} -d '{"model":"${models.embeddings}","input":"Hello!","dimensions":8}'`);
+    if (models.moderations !== undefined) lines.push(`  curl ${base}/v1/moderations ${auth} -d '{"model":"${models.moderations}","input":"Hello!"}'`);
   } else {
     lines.push('Create a key with: npx tollgate keys create --account NAME  (an account first: npx tollgate accounts create --name NAME --balance USD)');
   }

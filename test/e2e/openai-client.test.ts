@@ -189,7 +189,7 @@ describe.each(engines)('official openai client on %s', (engine) => {
 
   it('retrieves one model, and answers 404 model_not_found for one the key may not use, as OpenAI does', async () => {
     const model = await client.models.retrieve('model-5.6');
-    expect(model).toMatchObject({ id: 'model-5.6', object: 'model', owned_by: 'tollgate' });
+    expect(model).toMatchObject({ id: 'model-5.6', object: 'model', owned_by: 'tollgate', endpoints: ['/v1/responses', '/v1/chat/completions', '/v1/messages'] });
     expect(typeof model.created).toBe('number');
     for (const id of ['disabled-model', 'no-such-model']) {
       await expect(client.models.retrieve(id)).rejects.toMatchObject({ status: 404, code: 'model_not_found' });

@@ -65,15 +65,18 @@ describe.skipIf(!hasCurl)('npm start on a fresh database', () => {
       const key = /\n\s+(sk-tg-[A-Za-z0-9]{40})\n/.exec(banner)?.[1];
       expect(key).toBeDefined();
       const curls = banner.split('\n').map((line) => line.trim()).filter((line) => line.startsWith('curl '));
-      expect(curls).toHaveLength(2);
+      expect(curls).toHaveLength(4);
       expect(curls[0]).toContain('/v1/chat/completions');
       expect(curls[1]).toContain('/v1/responses');
+      expect(curls[2]).toContain('/v1/embeddings');
+      expect(curls[3]).toContain('/v1/moderations');
       for (const curl of curls) {
         const answer = execFileSync('sh', ['-c', `${curl} -s -w '\\n%{http_code}'`], { encoding: 'utf8' });
         const [body, status] = [answer.slice(0, answer.lastIndexOf('\n')), answer.slice(answer.lastIndexOf('\n') + 1)];
         expect(status).toBe('200');
-        const parsed = JSON.parse(body) as { object: string };
-        expect(['chat.completion', 'response']).toContain(parsed.object);
+        const parsed = JSON.parse(body) as { object?: string; id: string };
+        expect(['chat.completion', 'response', 'list', undefined]).toContain(parsed.object);
+        if (parsed.object === undefined) expect(parsed.id).toMatch(/^modr-/);
       }
     } finally {
       await stop(first.child);

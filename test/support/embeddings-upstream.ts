@@ -1,6 +1,7 @@
 /**
- * An embeddings upstream double: a real HTTP server on loopback speaking OpenAI's
- * `POST /v1/embeddings` (floats, or little-endian float32 in base64 when `encoding_format` asks) and
+ * An embeddings and moderations upstream double: a real HTTP server on loopback speaking OpenAI's
+ * `POST /v1/embeddings` (floats, or little-endian float32 in base64 when `encoding_format` asks),
+ * `POST /v1/moderations` (every second input flagged for violence) and
  * Gemini's `POST /v1beta/models/{model}:batchEmbedContents` (at most 100 requests, `x-goog-api-key`
  * checked, refused as Gemini refuses). Vectors are drawn from the text, so a test can tell them
  * apart; each answer's reported token count and body are recorded for the test to bill against.
@@ -71,6 +72,13 @@ export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions =
         });
         const tokens = openaiTokens(inputs);
         send(response, 200, { object: 'list', data, model: String(body.model), usage: { prompt_tokens: tokens, total_tokens: tokens } }, tokens);
+        return;
+      }
+      if (path === '/v1/moderations') {
+        const input = body.input;
+        const count = typeof input === 'string' ? 1 : Array.isArray(input) && input.every((item) => typeof item === 'string') ? input.length : 1;
+        const results = Array.from({ length: count }, (_, index) => ({ flagged: index % 2 === 1, categories: { violence: index % 2 === 1 }, category_scores: { violence: index % 2 === 1 ? 0.97 : 0.01 } }));
+        send(response, 200, { id: `modr-double-${requests.length}`, model: String(body.model), results });
         return;
       }
       const gemini = /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/.exec(path);

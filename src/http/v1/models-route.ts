@@ -36,6 +36,7 @@ export const SURFACE_PATHS: Readonly<Record<Surface, string>> = Object.freeze({
   'chat-completions': '/v1/chat/completions',
   'anthropic-messages': '/v1/messages',
   embeddings: '/v1/embeddings',
+  moderations: '/v1/moderations',
 });
 
 /**
@@ -48,18 +49,23 @@ export function requireEndpoint(model: ModelEntry, surface: Surface): ModelEntry
   throw new GatewayError('not_found', { message, param: 'model', code: 'model_not_found' });
 }
 
-/** One model as the client's vendor writes it. */
-function modelObject(request: FastifyRequest, id: string): Record<string, unknown> {
+/**
+ * One model as the client's vendor writes it. OpenAI's shape also lists the endpoints it serves
+ * (`endpoints`, paths as the client calls them): a field OpenAI's own objects lack, which its
+ * clients keep as an extra property.
+ */
+function modelObject(request: FastifyRequest, model: ModelEntry): Record<string, unknown> {
+  const id = model.id;
   if (request.headers['anthropic-version'] !== undefined) {
     return { type: 'model', id, display_name: id, created_at: new Date(CREATED * 1000).toISOString() };
   }
-  return { id, object: 'model', created: CREATED, owned_by: 'tollgate' };
+  return { id, object: 'model', created: CREATED, owned_by: 'tollgate', endpoints: [...model.endpoints].map((surface) => SURFACE_PATHS[surface]) };
 }
 
 export function registerModelRoutes(app: FastifyInstance, deps: { onRequest: onRequestAsyncHookHandler[]; catalog: Catalog; router: Router }): void {
   app.get('/v1/models', { onRequest: deps.onRequest }, async (request) => {
     const context = requireContext(request);
-    const data = modelsForKey(deps.catalog, deps.router, context.key.models).map((model) => modelObject(request, model.id));
+    const data = modelsForKey(deps.catalog, deps.router, context.key.models).map((model) => modelObject(request, model));
     if (request.headers['anthropic-version'] !== undefined) {
       return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
     }
@@ -73,6 +79,6 @@ export function registerModelRoutes(app: FastifyInstance, deps: { onRequest: onR
       const message = `The model '${clipEcho(id)}' does not exist or you do not have access to it.`;
       throw new GatewayError('not_found', { message, param: null, code: 'model_not_found' });
     }
-    return modelObject(request, model.id);
+    return modelObject(request, model);
   });
 }

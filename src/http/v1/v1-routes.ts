@@ -1,6 +1,7 @@
 /**
  * Every `/v1` route, registered on the app from what `/v1` needs and nothing more: the three
- * generative endpoints (one handler, one surface adapter each), embeddings, token counting, the model list and
+ * generative endpoints (one handler, one surface adapter each), embeddings and moderations (one
+ * whole-answer handler, one endpoint each), token counting, the model list and
  * the stored-response endpoints. Each route runs the API hooks (key, then request rate limit).
  */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
@@ -10,10 +11,12 @@ import type { AuthGuards } from '../auth-guards.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { createApiHooks } from './api-hooks.js';
 import { registerModelRoutes } from './models-route.js';
+import { registerWholeRoute } from './whole-answer.js';
 import { anthropicMessagesSurface } from './surfaces/anthropic-messages/anthropic-messages-surface.js';
 import { registerCountTokensRoute } from './surfaces/anthropic-messages/count-tokens-route.js';
 import { chatCompletionsSurface } from './surfaces/chat-completions/chat-completions-surface.js';
-import { registerEmbeddingsRoute } from './surfaces/embeddings/embeddings-route.js';
+import { embeddingsEndpoint } from './surfaces/embeddings/embeddings-endpoint.js';
+import { moderationsEndpoint } from './surfaces/moderations/moderations-endpoint.js';
 import type { ResponseStore } from './surfaces/responses/responses-extras.js';
 import { createResponsesSurface } from './surfaces/responses/responses-surface.js';
 import { registerStoredResponseRoutes } from './surfaces/responses/stored-response-routes.js';
@@ -51,7 +54,8 @@ function registerRoutes(app: FastifyInstance, deps: V1Deps): void {
   // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
   const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
   answerRoute('/v1/messages', anthropicMessagesSurface, onAnthropicRequest);
-  registerEmbeddingsRoute(app, { onRequest, services: deps });
+  registerWholeRoute(app, embeddingsEndpoint, { onRequest, services: deps });
+  registerWholeRoute(app, moderationsEndpoint, { onRequest, services: deps });
   registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
   // Anthropic's clients list models too (with `x-api-key`).
   const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });

@@ -13,6 +13,7 @@ import { readMessageErrorBody } from '../shared/error-body.js';
 import { createUpstreamHttpClient } from '../shared/upstream-http.js';
 import { ChatStreamTranslator, chatCompletionEvents, inBandErrorMessage, toChatBody } from './chat-wire.js';
 import { runEmbeddings } from './embeddings.js';
+import { runModerations } from './moderations.js';
 import { runPassthrough } from './passthrough.js';
 import { ResponsesStreamTranslator, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
 
@@ -66,6 +67,7 @@ export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly
     speaksNatively,
 
     embed: (call) => runEmbeddings(client, call),
+    moderate: (call) => runModerations(client, call),
 
     // The canonical path speaks Responses only to an upstream that speaks nothing else.
     keepsHostedTool: () => config.api === 'responses',

@@ -10,6 +10,7 @@ import { UpstreamError, type Provider, type ProviderCall } from '../provider.js'
 import { abortableSleep } from './abortable-sleep.js';
 import { planAnswer } from './answer-plan.js';
 import { simulateEmbeddings } from './embeddings.js';
+import { simulateModerations } from './moderations.js';
 
 const MID_STREAM_ERROR: CanonicalEvent = Object.freeze({
   type: 'error',
@@ -90,7 +91,8 @@ async function* simulate(config: SimulatedProviderConfig, request: CanonicalRequ
  *   `UpstreamError` on abort or after `timeouts.first_byte_ms`.
  * - Stops without further events when `call.signal` aborts, even in the middle of a pause.
  *
- * - Embeddings: deterministic unit vectors, inputs counted exactly (embeddings.ts).
+ * - Embeddings: deterministic unit vectors, inputs counted exactly (embeddings.ts); moderations:
+ *   deterministic results that flag a few words (moderations.ts).
  *
  * It has no pass-through path and holds no resources.
  */
@@ -99,5 +101,6 @@ export function createSimulatedProvider(config: SimulatedProviderConfig): Provid
     name: config.name,
     stream: (request, call) => simulate(config, request, call),
     embed: (call) => simulateEmbeddings(config, call),
+    moderate: (call) => simulateModerations(config, call),
   };
 }
