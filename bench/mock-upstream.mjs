@@ -1,9 +1,10 @@
 /**
  * The benchmark's upstream: a dependency-free node:http server on loopback that speaks just enough
  * of OpenAI's Chat Completions and Responses wire formats (JSON and SSE, with usage) for the gateway's
- * pass-through path, and of Anthropic's Messages API (`POST /v1/messages`, JSON and SSE, see
- * docs/wire-protocols.md §4.3 and §4.4) for its translated routes, with tiny fixed answers so that
- * it costs as little CPU as possible.
+ * pass-through path, of OpenAI's embeddings (`POST /v1/embeddings`, docs/wire-protocols.md §7: one
+ * vector per input, floats or base64 float32 as asked), and of Anthropic's Messages API
+ * (`POST /v1/messages`, JSON and SSE, see docs/wire-protocols.md §4.3 and §4.4) for its translated
+ * routes, with tiny fixed answers so that it costs as little CPU as possible.
  *
  * A model name containing "slow" gets a slow stream: the role chunk and one word at once (so the
  * client sees its first chunk without waiting), then one word per SLOW_INTERVAL_MS until the client
@@ -93,10 +94,48 @@ const messagesStreamEnd = [
   messagesEvent({ type: 'message_stop' }),
 ].join('');
 
+/** Vector length when the request names no `dimensions`: short, so that the mock stays cheap (OpenAI's small model has 1,536). */
+export const EMBEDDING_DIMENSIONS = 256;
+/** Answers already written, by shape: the benchmark sends one body over and over, so this stays tiny. */
+const embeddingAnswers = new Map();
+const MAX_CACHED_EMBEDDING_ANSWERS = 64;
+
+/**
+ * The embeddings answer for a request: as many vectors as inputs (a string or one token array is
+ * one input), `dimensions` long, floats or (with `encoding_format: "base64"`) little-endian float32
+ * in base64, as openai-node asks by default. The vectors differ by position, as a real answer's
+ * do, so that no two base64 strings are alike. The usage is a cheap estimate (a token per four
+ * characters, or the token array's length): sane and stable, so the gateway bills it as reported.
+ */
+function embeddingsJson(body) {
+  const input = body.input;
+  const inputs = typeof input === 'string' || (Array.isArray(input) && input.every((item) => typeof item === 'number')) ? [input] : Array.isArray(input) ? input : [];
+  const dimensions = Number.isInteger(body.dimensions) && body.dimensions > 0 ? body.dimensions : EMBEDDING_DIMENSIONS;
+  const base64 = body.encoding_format === 'base64';
+  const tokens = inputs.reduce((sum, item) => sum + (typeof item === 'string' ? Math.ceil(item.length / 4) : Array.isArray(item) ? item.length : 0), 0);
+  const key = `${inputs.length}/${dimensions}/${base64}/${tokens}`;
+  const cached = embeddingAnswers.get(key);
+  if (cached !== undefined) return cached;
+  const data = inputs.map((_, index) => {
+    const values = Array.from({ length: dimensions }, (_unused, position) => Math.fround(Math.sin(index * dimensions + position + 1) / 16));
+    if (!base64) return { object: 'embedding', index, embedding: values };
+    const bytes = Buffer.alloc(dimensions * 4);
+    values.forEach((value, position) => bytes.writeFloatLE(value, position * 4));
+    return { object: 'embedding', index, embedding: bytes.toString('base64') };
+  });
+  // `usage` last, as OpenAI writes it: the load generator checks the answer's tail for it.
+  const json = JSON.stringify({ object: 'list', data, model: MODEL, usage: { prompt_tokens: tokens, total_tokens: tokens } });
+  if (embeddingAnswers.size >= MAX_CACHED_EMBEDDING_ANSWERS) embeddingAnswers.clear();
+  embeddingAnswers.set(key, json);
+  return json;
+}
+
+/** By path: the JSON answer (a string, or made from the request body) and, where there is one, the stream. */
 const ANSWERS = {
   '/v1/chat/completions': { json: chatJson, stream: streamChat },
   '/v1/responses': { json: responsesJson, stream: streamResponses },
   '/v1/messages': { json: messagesJson, stream: streamMessages },
+  '/v1/embeddings': { json: embeddingsJson },
 };
 
 /** Creates (does not start) the mock server. */
@@ -123,9 +162,9 @@ export function createMockUpstream() {
         response.end('{"error":{"message":"bad json","type":"invalid_request_error","param":null,"code":null}}');
         return;
       }
-      if (body.stream !== true) {
+      if (body.stream !== true || answer.stream === undefined) {
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(answer.json);
+        response.end(typeof answer.json === 'function' ? answer.json(body) : answer.json);
         return;
       }
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

@@ -2,8 +2,8 @@
  * `npm run bench`: measures the built gateway against a mock upstream on loopback, and checks the
  * targets of issue 9 (see report.mjs) against the bare proxy measured in the same run.
  *
- * Scenarios: `chat`, `chat-stream` and `responses` on the pass-through path, and two translated
- * routes, `responses-via-chat` (Responses onto a Chat-Completions-only upstream) and
+ * Scenarios: `chat`, `chat-stream`, `responses` and `embeddings` on the pass-through path, and two
+ * translated routes, `responses-via-chat` (Responses onto a Chat-Completions-only upstream) and
  * `responses-via-anthropic` (Responses onto Anthropic's Messages API).
  *
  * Targets, each a child process killed on exit:
@@ -123,11 +123,23 @@ if (settings.durationMs === 0) usageError('--duration must be above 0');
 if (settings.allWorkers === 0) usageError('--workers must be at least 1');
 
 const chatBody = (model, extra = {}) => ({ model, messages: [{ role: 'user', content: 'Say hello.' }], ...extra });
+
+const PASSAGE_WORDS = 'the harbour lights came on one by one as the ferry crossed the fjord and the gulls followed it home'.split(' ');
+/** Passage `number`: about 50 words, each passage a different rotation of the same ones. */
+const passage = (number) => Array.from({ length: 50 }, (_, index) => PASSAGE_WORDS[(index + number * 7) % PASSAGE_WORDS.length]).join(' ');
+/**
+ * One embeddings request: four passages of about 50 words, in base64 as openai-node asks unless
+ * told otherwise (docs/wire-protocols.md §7.1); the mock answers with 256-dimension vectors.
+ */
+const embeddingsBody = { model: 'bench-embed', input: [0, 1, 2, 3].map(passage), encoding_format: 'base64' };
 /** `translated`: the gateway translates the request for its upstream; measured on tollgate-1 only. */
 const SCENARIOS = {
   chat: { path: '/v1/chat/completions', body: chatBody('bench') },
   'chat-stream': { path: '/v1/chat/completions', body: chatBody('bench', { stream: true, stream_options: { include_usage: true } }), expectTail: 'data: [DONE]' },
   responses: { path: '/v1/responses', body: { model: 'bench', input: 'Say hello.' } },
+  // The usage comes last in the answer (the mock's, and the gateway's, which rewrites it): its
+  // presence in the tail tells a whole answer from a cut one.
+  embeddings: { path: '/v1/embeddings', body: embeddingsBody, expectTail: '"total_tokens":' },
   'responses-via-chat': { path: '/v1/responses', body: { model: 'bench-via-chat', input: 'Say hello.' }, translated: true },
   'responses-via-anthropic': { path: '/v1/responses', body: { model: 'bench-via-anthropic', input: 'Say hello.' }, translated: true },
 };

@@ -14,7 +14,8 @@ import { startNode } from './processes.mjs';
  * The catalog: three providers that are all the mock, limits far out of reach; with `log: false`,
  * the request log turned off (to measure what it costs).
  * - `mock` (OpenAI, `api: both`): `bench` and `bench-slow` take the pass-through path on both
- *   surfaces;
+ *   surfaces; `bench-embed` serves `/v1/embeddings` alone, its body passed through
+ *   (docs/wire-protocols.md §7);
  * - `mock-chat` (OpenAI, `api: chat`): `bench-via-chat` on /v1/responses is translated onto Chat
  *   Completions (docs/wire-protocols.md §3);
  * - `mock-anthropic` (Anthropic): `bench-via-anthropic` on /v1/responses is translated onto the
@@ -40,6 +41,10 @@ function catalogYaml(mockPort, { log = true } = {}) {
 models:
 ${model('bench', 'mock', 'mock-fast')}
 ${model('bench-slow', 'mock', 'mock-slow')}
+  - id: bench-embed
+    endpoints: [embeddings]
+    prices: { input: 0.02, output: 0 }
+    targets: [{ provider: mock, model: mock-embed }]
 ${model('bench-via-chat', 'mock-chat', 'mock-fast')}
 ${model('bench-via-anthropic', 'mock-anthropic', 'mock-fast')}
 rate_limits: { requests: 100000000, window_seconds: 60, tokens_per_minute: 0 }
