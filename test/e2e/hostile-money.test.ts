@@ -172,7 +172,7 @@ describe.each(engines)('hostile money on %s', (engine) => {
     expect(metrics).toMatch(/tollgate_billing_excess_nanos_total\{model="relay-model"\} [1-9]/);
   });
 
-  it.each(['report-absurd', 'report-negative'])('usage that fails the sanity check (%s) bills the metered count, not zero and not the claim', async (marker) => {
+  it.each(['report-absurd', 'report-negative', 'report-no-counts'])('usage that fails the sanity check (%s) bills the metered count, not zero and not the claim', async (marker) => {
     const { accountId, secret } = await harness.newAccount('1');
     for (const stream of [false, true]) {
       const response = await harness.post('/v1/chat/completions', { model: 'relay-model', messages: [{ role: 'user', content: marker }], stream }, secret);

@@ -59,7 +59,7 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       const usage = options.usage?.(body, Buffer.byteLength(raw)) ?? { prompt_tokens: 11, completion_tokens: chunks, total_tokens: 11 + chunks, prompt_tokens_details: { cached_tokens: 3 }, completion_tokens_details: { reasoning_tokens: 0 } };
       if (reply !== undefined) {
         finished = true;
-        if ((request.url ?? '').endsWith('/responses')) answerResponsesWith(response, reply, body, requests.length);
+        if ((request.url ?? '').endsWith('/responses')) answerResponsesWith(response, reply, body, requests.length, options.usage === undefined ? undefined : usage);
         else answerWith(response, reply, body.stream === true, base, usage);
         return;
       }
@@ -126,7 +126,8 @@ function answerWith(response: ServerResponse, reply: UpstreamReply, stream: bool
 }
 
 /** A chosen answer as a Responses object, or as its event stream (docs/wire-protocols.md §2.5). */
-function answerResponsesWith(response: ServerResponse, reply: UpstreamReply, body: Record<string, unknown>, count: number): void {
+/** `chatUsage` (the `usage` option's report), when given, is reported in Responses terms instead of the fixed one. */
+function answerResponsesWith(response: ServerResponse, reply: UpstreamReply, body: Record<string, unknown>, count: number, chatUsage?: Record<string, unknown>): void {
   const text = reply.content ?? '';
   const toolCalls = reply.toolCalls ?? [];
   const message = { id: `msg_upstream_${count}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
@@ -142,7 +143,10 @@ function answerResponsesWith(response: ServerResponse, reply: UpstreamReply, bod
     model: String(body.model),
     output,
     store: body.store ?? true,
-    usage: { input_tokens: 11, input_tokens_details: { cached_tokens: 3 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 16 },
+    usage:
+      chatUsage === undefined
+        ? { input_tokens: 11, input_tokens_details: { cached_tokens: 3 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 16 }
+        : { input_tokens: chatUsage.prompt_tokens, output_tokens: chatUsage.completion_tokens, total_tokens: chatUsage.total_tokens },
     upstream_extra: 'kept',
   };
   if (body.stream !== true) {

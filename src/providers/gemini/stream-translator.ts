@@ -15,7 +15,7 @@ import { isRecord, parseJson } from '../../lib/json-value.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 import type { RememberedCall } from './call-memory.js';
 import { describeGeminiError, readGeminiError } from './error-body.js';
-import { reportedTokenCount } from '../shared/reported-count.js';
+import { NOT_REPORTED, reportedTokenCount } from '../shared/reported-count.js';
 
 // Leaves fall back to null when they have an unexpected shape, so that one odd field does not
 // break a stream; a chunk that is not an object, or a function call without a name, is garbage.
@@ -75,11 +75,15 @@ const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   IMAGE_SAFETY: 'content_filter',
 };
 
-/** Gemini usage → canonical (§5.6): tool-use prompt tokens are input; thoughts are output. */
+/**
+ * Gemini usage → canonical (§5.6): tool-use prompt tokens are input; thoughts are output. Without
+ * `promptTokenCount` it is no report (the meter counts); `candidatesTokenCount` is absent when
+ * nothing was generated, so it reads as 0.
+ */
 export function fromGeminiUsage(usage: z.infer<typeof usageSchema>): Usage {
   const thoughts = usage.thoughtsTokenCount ?? 0;
   return {
-    inputTokens: (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0),
+    inputTokens: (usage.promptTokenCount ?? NOT_REPORTED) + (usage.toolUsePromptTokenCount ?? 0),
     cachedInputTokens: usage.cachedContentTokenCount ?? 0,
     outputTokens: (usage.candidatesTokenCount ?? 0) + thoughts,
     reasoningTokens: thoughts,

@@ -10,7 +10,7 @@ import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
-import { readReportedCount, reportedTokenCount } from '../shared/reported-count.js';
+import { NOT_REPORTED, readReportedCount, reportedTokenCount } from '../shared/reported-count.js';
 import { readPlainChunk } from './chat-chunk-text.js';
 
 type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
@@ -204,9 +204,9 @@ const chatCompletionSchema = z.object({
 /** Chat usage → canonical usage (docs/wire-protocols.md §1.3: prompt includes cached, completion includes reasoning). */
 export function fromChatUsage(usage: z.infer<typeof chatUsageSchema>): Usage {
   return {
-    inputTokens: usage.prompt_tokens ?? 0,
+    inputTokens: usage.prompt_tokens ?? NOT_REPORTED,
     cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-    outputTokens: usage.completion_tokens ?? 0,
+    outputTokens: usage.completion_tokens ?? NOT_REPORTED,
     reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
   };
 }
@@ -217,9 +217,9 @@ export function readChatUsage(usage: unknown): Usage | undefined {
   const prompt = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : undefined;
   const completion = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : undefined;
   return {
-    inputTokens: readReportedCount(usage.prompt_tokens) ?? 0,
+    inputTokens: readReportedCount(usage.prompt_tokens) ?? NOT_REPORTED,
     cachedInputTokens: readReportedCount(prompt?.cached_tokens) ?? 0,
-    outputTokens: readReportedCount(usage.completion_tokens) ?? 0,
+    outputTokens: readReportedCount(usage.completion_tokens) ?? NOT_REPORTED,
     reasoningTokens: readReportedCount(completion?.reasoning_tokens) ?? 0,
   };
 }

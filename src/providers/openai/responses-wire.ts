@@ -12,7 +12,7 @@ import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { inBandErrorMessage } from './chat-wire.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
-import { readReportedCount, reportedTokenCount } from '../shared/reported-count.js';
+import { NOT_REPORTED, readReportedCount, reportedTokenCount } from '../shared/reported-count.js';
 
 /** Builds a Responses body for a canonical request (the inverse of docs/wire-protocols.md §3.1). */
 export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): Record<string, unknown> {
@@ -113,9 +113,9 @@ const eventSchema = z.object({
 /** Responses usage → canonical usage (input includes cached, output includes reasoning). */
 export function fromResponsesUsage(usage: z.infer<typeof responsesUsageSchema>): Usage {
   return {
-    inputTokens: usage.input_tokens ?? 0,
+    inputTokens: usage.input_tokens ?? NOT_REPORTED,
     cachedInputTokens: usage.input_tokens_details?.cached_tokens ?? 0,
-    outputTokens: usage.output_tokens ?? 0,
+    outputTokens: usage.output_tokens ?? NOT_REPORTED,
     reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
   };
 }
@@ -126,9 +126,9 @@ export function readResponsesUsage(usage: unknown): Usage | undefined {
   const input = isRecord(usage.input_tokens_details) ? usage.input_tokens_details : undefined;
   const output = isRecord(usage.output_tokens_details) ? usage.output_tokens_details : undefined;
   return {
-    inputTokens: readReportedCount(usage.input_tokens) ?? 0,
+    inputTokens: readReportedCount(usage.input_tokens) ?? NOT_REPORTED,
     cachedInputTokens: readReportedCount(input?.cached_tokens) ?? 0,
-    outputTokens: readReportedCount(usage.output_tokens) ?? 0,
+    outputTokens: readReportedCount(usage.output_tokens) ?? NOT_REPORTED,
     reasoningTokens: readReportedCount(output?.reasoning_tokens) ?? 0,
   };
 }

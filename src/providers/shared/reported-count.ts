@@ -6,6 +6,13 @@
  */
 import { z } from 'zod';
 
+/**
+ * What an absent input or output count reads as: a usage object that does not say what was read or
+ * written is no report, and the meter counts for itself. (Only the detail counts, cached and
+ * reasoning tokens, may be absent: they are 0 then.) A usage object without them billed nothing.
+ */
+export const NOT_REPORTED = Number.NaN;
+
 export const reportedTokenCount = z.number().int().nonnegative().nullish().catch(Number.NaN);
 
 /**

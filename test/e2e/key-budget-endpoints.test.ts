@@ -1,0 +1,91 @@
+/**
+ * One key's budget spent across every endpoint at once (issue 18; a peer's budgets that skipped
+ * some endpoints let agents spend past their caps): 64 concurrent requests on a budget that covers
+ * about 10, spread over chat, Responses, Messages and embeddings. The upstreams report far more
+ * usage than any hold covers, so each charge is its request's hold (the excess recorded): then the
+ * key spends at most its budget, every charge is its hold, and what is left is less than the hold of
+ * any request that was refused, whichever endpoint it came by. On SQLite and PostgreSQL + Redis.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdminToken } from '../../src/admin/admin-tokens.js';
+import { CLI_ACTOR } from '../../src/admin/audit.js';
+import { formatUsd } from '../../src/billing/money.js';
+import { boundInputTokens } from '../../src/protocol/input-bound.js';
+import { adminClient } from '../support/admin-client.js';
+import { testCatalog } from '../support/catalog.js';
+import { engines } from '../support/databases.js';
+import { startEmbeddingsUpstream, type EmbeddingsDouble } from '../support/embeddings-upstream.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { startOpenAIUpstream, type UpstreamDouble } from '../support/openai-upstream.js';
+
+const overReporting = () => ({ prompt_tokens: 5_000_000, completion_tokens: 1_000_000, total_tokens: 6_000_000 });
+
+const REQUESTS: Array<{ path: string; body: Record<string, unknown>; model: string; maxOutputTokens: number }> = [
+  { path: '/v1/chat/completions', model: 'relay-model', maxOutputTokens: 50, body: { model: 'relay-model', messages: [{ role: 'user', content: 'spend on chat' }], max_tokens: 50 } },
+  { path: '/v1/responses', model: 'relay-model', maxOutputTokens: 40, body: { model: 'relay-model', input: 'spend on responses', max_output_tokens: 40, store: false } },
+  { path: '/v1/messages', model: 'relay-model', maxOutputTokens: 30, body: { model: 'relay-model', max_tokens: 30, messages: [{ role: 'user', content: 'spend on messages' }] } },
+  { path: '/v1/embeddings', model: 'embed-relay', maxOutputTokens: 0, body: { model: 'embed-relay', input: 'spend on embeddings '.repeat(400) } },
+];
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe.each(engines)('one key budget across every endpoint, on %s', (engine) => {
+  let harness: Harness;
+  let chat: UpstreamDouble;
+  let embeddings: EmbeddingsDouble;
+
+  beforeAll(async () => {
+    chat = await startOpenAIUpstream({ usage: overReporting, reply: () => ({ content: 'spent' }) });
+    embeddings = await startEmbeddingsUpstream({ openaiTokens: () => 5_000_000 });
+    const catalog = testCatalog({ upstreamBaseUrl: chat.baseUrl }) as { providers: unknown[]; models: unknown[] };
+    catalog.providers.push({ name: 'embed-upstream', type: 'openai', base_url: embeddings.openaiBaseUrl, api_key_env: 'TEST_UPSTREAM_KEY' });
+    catalog.models.push({ id: 'embed-relay', endpoints: ['embeddings'], prices: { input: '1', output: '0' }, targets: [{ provider: 'embed-upstream', model: 'text-embedding-3-small' }] });
+    harness = await startHarness({ engine, catalog, env: { TEST_UPSTREAM_KEY: 'sk-upstream-secret' } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await harness?.close();
+    await chat?.close();
+    await embeddings?.close();
+  });
+
+  it('64 concurrent requests over four endpoints spend at most the budget, each its hold, and leave less than any refused hold', async () => {
+    const billing = harness.gateway.billing;
+    const holdOf = (request: (typeof REQUESTS)[number]) =>
+      billing.holdAmount(request.model, boundInputTokens(request.body, { imageTokens: billing.inputBound(request.model).imageTokens }), request.maxOutputTokens);
+    const holds = REQUESTS.map(holdOf);
+    const largest = holds.reduce((max, hold) => (hold > max ? hold : max), 0n);
+    const budget = largest * 10n;
+    const { accountId, keyId, secret } = await harness.newAccount('100', { budget: { limitUsd: formatUsd(budget), period: 'day' } });
+    expect((await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+
+    const sent = Array.from({ length: 64 }, (_, index) => index % REQUESTS.length);
+    const responses = await Promise.all(sent.map((kind) => harness.post(REQUESTS[kind]!.path, REQUESTS[kind]!.body, secret)));
+    const answers = await Promise.all(responses.map(async (response, index) => ({ kind: sent[index]!, status: response.status, requestId: response.headers.get('x-request-id')!, text: await response.text() })));
+    expect(answers.every((answer) => answer.status === 200 || answer.status === 403)).toBe(true);
+    const admitted = answers.filter((answer) => answer.status === 200);
+    const refused = answers.filter((answer) => answer.status === 403);
+    expect(refused.length).toBeGreaterThan(0);
+
+    await waitFor(async () => (await harness.store.countOpenHolds(accountId)) === 0);
+    const charges = (await harness.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
+    const chargeOf = new Map(charges.map((charge) => [charge.requestId, charge.amountNanos]));
+    // Every admitted request was charged exactly its hold, whatever its endpoint.
+    expect(charges).toHaveLength(admitted.length);
+    for (const answer of admitted) expect(chargeOf.get(answer.requestId), `${REQUESTS[answer.kind]!.path}`).toBe(holds[answer.kind]);
+    const spent = charges.reduce((sum, charge) => sum + charge.amountNanos, 0n);
+    expect(spent).toBeLessThanOrEqual(budget);
+    // Charges are holds, so what was left when any request was refused only shrank since: less than its hold.
+    for (const answer of refused) expect(budget - spent).toBeLessThan(holds[answer.kind]!);
+
+    const viewer = (await createAdminToken(harness.store, { role: 'viewer' }, CLI_ACTOR)).secret;
+    const got = await adminClient(harness.baseUrl)('GET', `/keys/${keyId}`, viewer);
+    expect(got.body.budget).toMatchObject({ spent_usd: formatUsd(spent), reserved_usd: '0', remaining_usd: formatUsd(budget - spent) });
+  }, 60_000);
+});
