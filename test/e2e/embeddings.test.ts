@@ -215,6 +215,33 @@ describe.each(engines)('embeddings on %s', (engine) => {
     expect(await charges(accountId, '1')).toEqual([]);
   });
 
+  it('an upstream answering garbage, or too few vectors, is a failure: the spec\'s 503, nothing billed', async () => {
+    const { accountId, secret } = await harness.newAccount('1');
+    for (const input of ['answer-garbage', ['answer-short', 'second']]) {
+      const response = await harness.post('/v1/embeddings', { model: 'embed-relay', input }, secret);
+      expect(response.status).toBe(503);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
+    }
+    expect(await charges(accountId, '1')).toEqual([]);
+  });
+
+  it('a client that leaves while the upstream works stops the upstream call, and nothing is billed', async () => {
+    const { accountId, secret } = await harness.newAccount('1');
+    const before = double.abortedCount();
+    const leaving = new AbortController();
+    const pending = fetch(`${harness.baseUrl}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+      body: JSON.stringify({ model: 'embed-relay', input: 'answer-slowly' }),
+      signal: leaving.signal,
+    });
+    await waitFor(async () => (await harness.store.countOpenHolds(accountId)) === 1);
+    leaving.abort();
+    await expect(pending).rejects.toThrow();
+    await waitFor(async () => double.abortedCount() === before + 1);
+    expect(await charges(accountId, '1')).toEqual([]);
+  });
+
   it('the request log and the usage report name the endpoint', async () => {
     const { accountId, secret } = await harness.newAccount('1');
     expect((await harness.post('/v1/embeddings', { model: 'embed-small', input: 'logged' }, secret)).status).toBe(200);

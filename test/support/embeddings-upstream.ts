@@ -5,6 +5,8 @@
  * Gemini's `POST /v1beta/models/{model}:batchEmbedContents` (at most 100 requests, `x-goog-api-key`
  * checked, refused as Gemini refuses). Vectors are drawn from the text, so a test can tell them
  * apart; each answer's reported token count and body are recorded for the test to bill against.
+ * An input containing `answer-garbage` gets a truncated JSON body, `answer-short` no vectors, and
+ * `answer-slowly` its answer after 3 s (or never, when the gateway hangs up first).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +20,8 @@ export interface EmbeddingsDouble {
   requests: Array<{ path: string; headers: IncomingMessage['headers']; body: Record<string, unknown> }>;
   /** The answers sent, in order: the body text and the token count it reported (null: none). */
   answers: Array<{ text: string; reportedTokens: number | null }>;
+  /** Requests whose connection the gateway closed before the double answered (slow answers). */
+  abortedCount(): number;
   close(): Promise<void>;
 }
 
@@ -48,6 +52,7 @@ function base64Of(values: number[]): string {
 export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions = {}): Promise<EmbeddingsDouble> {
   const requests: EmbeddingsDouble['requests'] = [];
   const answers: EmbeddingsDouble['answers'] = [];
+  let aborted = 0;
   const openaiTokens = options.openaiTokens ?? ((inputs: unknown[]) => inputs.reduce<number>((sum, input) => sum + 3 + wordsIn(input), 0));
   const send = (response: import('node:http').ServerResponse, status: number, body: unknown, reportedTokens: number | null = null): void => {
     const text = JSON.stringify(body);
@@ -62,6 +67,27 @@ export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions =
       const path = request.url ?? '';
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
       requests.push({ path, headers: request.headers, body });
+      const marker = JSON.stringify(body.input ?? '');
+      // Misbehaviour on request: garbage in a 200, a wrong number of vectors, or a slow answer.
+      if (marker.includes('answer-garbage')) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('{"object": "list", "data": [');
+        return;
+      }
+      if (marker.includes('answer-short') && path === '/v1/embeddings') {
+        send(response, 200, { object: 'list', data: [], model: String(body.model), usage: { prompt_tokens: 1, total_tokens: 1 } });
+        return;
+      }
+      if (marker.includes('answer-slowly')) {
+        const timer = setTimeout(() => send(response, 200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0] }], model: 'x', usage: { prompt_tokens: 1, total_tokens: 1 } }), 3_000);
+        response.on('close', () => {
+          if (!response.writableFinished) {
+            clearTimeout(timer);
+            aborted += 1;
+          }
+        });
+        return;
+      }
       if (path === '/v1/embeddings') {
         const input = body.input;
         const inputs = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'number') ? [input] : (input as unknown[]);
@@ -112,6 +138,7 @@ export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions =
     geminiBaseUrl: `http://127.0.0.1:${port}/v1beta`,
     requests,
     answers,
+    abortedCount: () => aborted,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
