@@ -255,3 +255,33 @@ describe.each(engines)('embeddings on %s', (engine) => {
 function nanosToUsd(nanos: bigint): string {
   return `${nanos / 1_000_000_000n}.${(nanos % 1_000_000_000n).toString().padStart(9, '0')}`;
 }
+
+describe('embeddings under a tokens-per-minute limit', () => {
+  let harness: Harness;
+  let double: EmbeddingsDouble;
+
+  beforeAll(async () => {
+    double = await startEmbeddingsUpstream();
+    const catalog = embeddingsCatalog(double) as { rate_limits: Record<string, number> };
+    catalog.rate_limits = { requests: 10_000, window_seconds: 60, tokens_per_minute: 1_000 };
+    harness = await startHarness({ catalog, env: { TEST_UPSTREAM_KEY: 'sk-upstream', TEST_GEMINI_KEY: 'gemini-test-key' } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await harness?.close();
+    await double?.close();
+  });
+
+  it('counts the bound of each request against the key\'s minute, with OpenAI\'s headers, and a 429 once it is spent', async () => {
+    const { secret } = await harness.newAccount('1');
+    const body = { model: 'embed-small', input: 'many words '.repeat(150) };
+    const first = await harness.post('/v1/embeddings', body, secret);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-limit-tokens')).toBe('1000');
+    const remaining = Number(first.headers.get('x-ratelimit-remaining-tokens'));
+    expect(remaining).toBeLessThan(1_000 - 300);
+    const statuses: number[] = [];
+    for (let index = 0; index < 4; index += 1) statuses.push((await harness.post('/v1/embeddings', body, secret)).status);
+    expect(statuses).toContain(429);
+  });
+});
