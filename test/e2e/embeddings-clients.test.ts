@@ -17,6 +17,7 @@ import { SIMULATED_EMBEDDING_DIMENSIONS, simulatedVector } from '../../src/provi
 import { engines } from '../support/databases.js';
 import { doubleVector, DOUBLE_DIMENSIONS, startEmbeddingsUpstream, type EmbeddingsDouble } from '../support/embeddings-upstream.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const INPUT_PRICE = '0.02';
 const PER_MILLION = usdToNanos(INPUT_PRICE);
@@ -43,13 +44,6 @@ function embeddingsCatalog(double: EmbeddingsDouble): unknown {
   };
 }
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** Charges in ascending order: concurrent batches settle in any order, so the test compares them sorted. */
 function ascending(amounts: bigint[]): bigint[] {

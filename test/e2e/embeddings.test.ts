@@ -15,6 +15,7 @@ import { simulatedVector } from '../../src/providers/simulated/embeddings.js';
 import { engines } from '../support/databases.js';
 import { doubleVector, startEmbeddingsUpstream, type EmbeddingsDouble } from '../support/embeddings-upstream.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const INPUT_PRICE = '0.02';
 const PER_MILLION = usdToNanos(INPUT_PRICE);
@@ -44,13 +45,6 @@ function embeddingsCatalog(double: EmbeddingsDouble): unknown {
   };
 }
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe.each(engines)('embeddings on %s', (engine) => {
   let harness: Harness;

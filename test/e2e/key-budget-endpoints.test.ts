@@ -16,6 +16,7 @@ import { testCatalog } from '../support/catalog.js';
 import { engines } from '../support/databases.js';
 import { startEmbeddingsUpstream, type EmbeddingsDouble } from '../support/embeddings-upstream.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { startOpenAIUpstream, type UpstreamDouble } from '../support/openai-upstream.js';
 
 const overReporting = () => ({ prompt_tokens: 5_000_000, completion_tokens: 1_000_000, total_tokens: 6_000_000 });
@@ -27,13 +28,6 @@ const REQUESTS: Array<{ path: string; body: Record<string, unknown>; model: stri
   { path: '/v1/embeddings', model: 'embed-relay', maxOutputTokens: 0, body: { model: 'embed-relay', input: 'spend on embeddings '.repeat(400) } },
 ];
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe.each(engines)('one key budget across every endpoint, on %s', (engine) => {
   let harness: Harness;

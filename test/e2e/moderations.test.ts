@@ -12,6 +12,7 @@ import { countModerationTokens } from '../../src/protocol/moderations.js';
 import { engines } from '../support/databases.js';
 import { startEmbeddingsUpstream, type EmbeddingsDouble } from '../support/embeddings-upstream.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const PRICE = '0.5';
 
@@ -30,13 +31,6 @@ function moderationsCatalog(double: EmbeddingsDouble): unknown {
   };
 }
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe.each(engines)('moderations on %s', (engine) => {
   let harness: Harness;

@@ -24,6 +24,7 @@ import type { Metrics } from '../../observability/metrics.js';
 import { surfaceLabel } from '../../observability/request-metrics.js';
 import type { RequestOutcome } from '../../observability/request-outcome.js';
 import type { KeepResponse } from './surfaces/surface.js';
+import { toGatewayError } from '../errors.js';
 
 export interface LifecycleServices {
   billing: BillingService;
@@ -54,6 +55,33 @@ interface Running {
   openedAt: number;
   stopKeeping: () => void;
   endInFlight: () => void;
+}
+
+/**
+ * Runs one `/v1` answer in its lifecycle, for every handler alike: a client gone is nobody to
+ * answer (499, not a failure); anything else thrown is the answer now (the upstream call is stopped,
+ * the failure recorded, and the error goes to the renderer); whatever ended it, the hold is settled
+ * before the handler returns (a no-op when the answer's `conclude` already did).
+ */
+export async function runAnswer(
+  services: LifecycleServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  surface: Surface,
+  serve: (lifecycle: AnswerLifecycle) => Promise<unknown>,
+): Promise<unknown> {
+  const lifecycle = new AnswerLifecycle(services, request, reply);
+  try {
+    return await serve(lifecycle);
+  } catch (error) {
+    if (lifecycle.clientGone) return reply.code(499).send();
+    lifecycle.abort();
+    lifecycle.failed(toGatewayError(error).gatewayError.errorCode);
+    throw error;
+  } finally {
+    await lifecycle.settle();
+    lifecycle.end(surface);
+  }
 }
 
 export class AnswerLifecycle {

@@ -19,10 +19,9 @@ import type { OpenedAnswer, Router } from '../../routing/router.js';
 import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { modelForKey, requireEndpoint } from './models-route.js';
-import { AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
+import { runAnswer, type AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
 import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
 import { parseJsonBody } from '../body.js';
-import { toGatewayError } from '../errors.js';
 import type { ClientEncoder, Decoded, Prepared, SurfaceAdapter } from './surfaces/surface.js';
 
 export interface AnswerServices extends LifecycleServices {
@@ -39,24 +38,8 @@ export function resolveModel(services: Pick<AnswerServices, 'catalog' | 'router'
 }
 
 export function createAnswerHandler<Extras>(adapter: SurfaceAdapter<Extras>, services: AnswerServices): RouteHandlerMethod {
-  return async function answer(request: FastifyRequest, reply: FastifyReply) {
-    const lifecycle = new AnswerLifecycle(services, request, reply);
-    try {
-      return await serve(adapter, services, lifecycle, request, reply);
-    } catch (error) {
-      // The client left, and what was thrown is the consequence (the upstream call's abort): no
-      // failure of ours or the upstream's, and nobody to answer (499, as below).
-      if (lifecycle.clientGone) return reply.code(499).send();
-      // The answer is an error now: whatever upstream call is still running is not needed.
-      lifecycle.abort();
-      lifecycle.failed(toGatewayError(error).gatewayError.errorCode);
-      throw error;
-    } finally {
-      // Whatever ended the answer (a failure, a client gone), its hold is settled before the
-      // handler returns; a no-op when the delivery already settled it before its last bytes.
-      await lifecycle.settle();
-      lifecycle.end(adapter.surface);
-    }
+  return function answer(request: FastifyRequest, reply: FastifyReply) {
+    return runAnswer(services, request, reply, adapter.surface, (lifecycle) => serve(adapter, services, lifecycle, request, reply));
   };
 }
 

@@ -13,9 +13,8 @@ import type { Surface, Usage } from '../../protocol/canonical.js';
 import { walkInputBound } from '../../protocol/input-bound.js';
 import type { Target } from '../../routing/catalog.js';
 import { parseJsonBody } from '../body.js';
-import { toGatewayError } from '../errors.js';
 import { resolveModel, type AnswerServices } from './answer.js';
-import { AnswerLifecycle } from './answer-lifecycle.js';
+import { runAnswer, type AnswerLifecycle } from './answer-lifecycle.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { requireEndpoint, SURFACE_PATHS } from './models-route.js';
 
@@ -44,21 +43,9 @@ export function registerWholeRoute<Request extends { model: string }>(
   endpoint: WholeEndpoint<Request>,
   deps: { onRequest: onRequestAsyncHookHandler[]; services: AnswerServices },
 ): void {
-  app.post(SURFACE_PATHS[endpoint.surface], { onRequest: deps.onRequest, config: { surface: endpoint.surface } }, async (request, reply) => {
-    const lifecycle = new AnswerLifecycle(deps.services, request, reply);
-    try {
-      return await serve(endpoint, deps.services, lifecycle, request, reply);
-    } catch (error) {
-      // As in answer.ts: a client gone is nobody to answer; a failure is the answer now.
-      if (lifecycle.clientGone) return reply.code(499).send();
-      lifecycle.abort();
-      lifecycle.failed(toGatewayError(error).gatewayError.errorCode);
-      throw error;
-    } finally {
-      await lifecycle.settle();
-      lifecycle.end(endpoint.surface);
-    }
-  });
+  app.post(SURFACE_PATHS[endpoint.surface], { onRequest: deps.onRequest, config: { surface: endpoint.surface } }, (request, reply) =>
+    runAnswer(deps.services, request, reply, endpoint.surface, (lifecycle) => serve(endpoint, deps.services, lifecycle, request, reply)),
+  );
 }
 
 async function serve<Request extends { model: string }>(

@@ -7,9 +7,9 @@
 import type { SimulatedProviderConfig } from '../../config/schema.js';
 import { runYielding } from '../../lib/run-yielding.js';
 import { countEmbeddingTokens, embeddingsAnswer, type EmbeddingInput } from '../../protocol/embeddings.js';
-import { UpstreamError, type EmbeddingsCall, type EmbeddingsResult } from '../provider.js';
-import { abortableSleep } from './abortable-sleep.js';
+import type { EmbeddingsCall, EmbeddingsResult } from '../provider.js';
 import { createRandom, hashString } from './deterministic-random.js';
+import { startWholeCall } from './whole-call.js';
 
 export const SIMULATED_EMBEDDING_DIMENSIONS = 1_536;
 
@@ -22,13 +22,7 @@ export function simulatedVector(input: EmbeddingInput, dimensions: number): numb
 }
 
 export async function simulateEmbeddings(config: SimulatedProviderConfig, call: EmbeddingsCall): Promise<EmbeddingsResult> {
-  const failure = config.failure.mode;
-  if (failure === 'before_first_byte') throw new UpstreamError('status', 'simulated upstream failure', { status: 500 });
-  if (failure === 'hang') {
-    const timedOut = await abortableSleep(config.timeouts.first_byte_ms, call.signal);
-    throw new UpstreamError('timeout', timedOut ? `simulated upstream sent no first byte within ${config.timeouts.first_byte_ms} ms` : 'simulated upstream was silent until the call was aborted');
-  }
-  if (!(await abortableSleep(config.pace_ms, call.signal))) throw new UpstreamError('connect', 'the call was aborted');
+  await startWholeCall(config, call.signal);
   const { inputs, dimensions, encodingFormat } = call.request;
   const vectors = inputs.map((input) => simulatedVector(input, dimensions ?? SIMULATED_EMBEDDING_DIMENSIONS));
   const reportedInputTokens = await runYielding(countEmbeddingTokens(inputs));

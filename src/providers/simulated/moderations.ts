@@ -6,9 +6,9 @@
  */
 import type { SimulatedProviderConfig } from '../../config/schema.js';
 import { MODERATION_CATEGORIES, type ModerationPart } from '../../protocol/moderations.js';
-import { UpstreamError, type ModerationsCall, type ModerationsResult } from '../provider.js';
-import { abortableSleep } from './abortable-sleep.js';
+import type { ModerationsCall, ModerationsResult } from '../provider.js';
 import { createRandom, deterministicId, hashString } from './deterministic-random.js';
+import { startWholeCall } from './whole-call.js';
 
 const TRIGGERS: ReadonlyArray<[RegExp, (typeof MODERATION_CATEGORIES)[number]]> = [
   [/\b(kill|attack)\b/i, 'violence'],
@@ -38,13 +38,7 @@ function isPart(item: string | ModerationPart): item is ModerationPart {
 }
 
 export async function simulateModerations(config: SimulatedProviderConfig, call: ModerationsCall): Promise<ModerationsResult> {
-  const failure = config.failure.mode;
-  if (failure === 'before_first_byte') throw new UpstreamError('status', 'simulated upstream failure', { status: 500 });
-  if (failure === 'hang') {
-    const timedOut = await abortableSleep(config.timeouts.first_byte_ms, call.signal);
-    throw new UpstreamError('timeout', timedOut ? `simulated upstream sent no first byte within ${config.timeouts.first_byte_ms} ms` : 'simulated upstream was silent until the call was aborted');
-  }
-  if (!(await abortableSleep(config.pace_ms, call.signal))) throw new UpstreamError('connect', 'the call was aborted');
+  await startWholeCall(config, call.signal);
   const { input } = call.request;
   const parts = input.filter(isPart);
   const results =
