@@ -28,6 +28,13 @@ export const DEMO_CATALOG: unknown = {
       targets: [{ provider: 'simulated', model: 'embedding-5-small' }],
     },
     {
+      // Priced per 1M characters of input, as OpenAI prices tts-1; the simulated voice speaks wav and pcm.
+      id: 'speech-5',
+      endpoints: ['speech'],
+      prices: { input: '15', output: '0' },
+      targets: [{ provider: 'simulated', model: 'speech-5' }],
+    },
+    {
       // OpenAI's default moderation model: a request that names none is moderated with it.
       id: 'omni-moderation-latest',
       endpoints: ['moderations'],

@@ -21,6 +21,7 @@ const SURFACE_LABELS: ReadonlyMap<string, string> = new Map([
   ['anthropic-messages', 'messages'],
   ['embeddings', 'embeddings'],
   ['moderations', 'moderations'],
+  ['speech', 'speech'],
 ]);
 
 /** The bounded `surface` label of a surface (either spelling), `unknown` for anything else. */

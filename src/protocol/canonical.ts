@@ -8,7 +8,7 @@
 /** The generative surfaces: those whose answers are canonical events (this file's request and events). */
 export const GENERATIVE_SURFACES = ['responses', 'chat-completions', 'anthropic-messages'] as const;
 /** Every `/v1` creation endpoint a catalog model may serve (its `endpoints`). */
-export const SURFACES = [...GENERATIVE_SURFACES, 'embeddings', 'moderations'] as const;
+export const SURFACES = [...GENERATIVE_SURFACES, 'embeddings', 'moderations', 'speech'] as const;
 export type Surface = (typeof SURFACES)[number];
 
 /** Reasoning effort values accepted on /v1/responses (docs/contract.md §4.1). */

@@ -7,6 +7,8 @@
 import type { CanonicalEvent, CanonicalRequest, HostedTool, Surface } from '../protocol/canonical.js';
 import type { EmbeddingsRequest } from '../protocol/embeddings.js';
 import type { ModerationsRequest } from '../protocol/moderations.js';
+import type { SpeechRequest } from '../protocol/speech.js';
+import type { Readable } from 'node:stream';
 
 /** What a single upstream call needs besides the request. */
 export interface ProviderCall {
@@ -176,9 +178,27 @@ export interface ModerationsResult {
   body: Record<string, unknown>;
 }
 
+/** A text-to-speech call (docs/wire-protocols.md §10). */
+export interface SpeechCall {
+  upstreamModel: string;
+  request: SpeechRequest;
+  /** The client's JSON body (decoded): what a pass-through forwards, with the upstream's model name. */
+  body: Readonly<Record<string, unknown>>;
+  signal: AbortSignal;
+  requestId: string;
+}
+
+/** The audio, streamed as the upstream produces it; destroying it stops the upstream call. */
+export interface SpeechResult {
+  contentType: string;
+  audio: Readable;
+}
+
 export interface Provider {
   /** The provider's name in the catalog. */
   readonly name: string;
+  /** Present when the provider speaks text; resolves once the upstream answered 200 (its audio to follow). */
+  speak?(call: SpeechCall): Promise<SpeechResult>;
   /** Present when the provider serves moderations; resolves once the upstream answered 200 with a readable answer. */
   moderate?(call: ModerationsCall): Promise<ModerationsResult>;
   /**

@@ -34,6 +34,7 @@ export type Catalog = ReadonlyMap<string, ModelEntry>;
 export function servesEndpoint(provider: Provider, endpoint: Surface): boolean {
   if (endpoint === 'embeddings') return provider.embed !== undefined;
   if (endpoint === 'moderations') return provider.moderate !== undefined;
+  if (endpoint === 'speech') return provider.speak !== undefined;
   return true;
 }
 

@@ -1,7 +1,8 @@
 /**
  * An embeddings and moderations upstream double: a real HTTP server on loopback speaking OpenAI's
  * `POST /v1/embeddings` (floats, or little-endian float32 in base64 when `encoding_format` asks),
- * `POST /v1/moderations` (every second input flagged for violence) and
+ * `POST /v1/moderations` (every second input flagged for violence), `POST /v1/audio/speech` (ten
+ * chunks of `audio/mpeg` 20 ms apart, 300 ms for an input containing `speak-slowly`) and
  * Gemini's `POST /v1beta/models/{model}:batchEmbedContents` (at most 100 requests, `x-goog-api-key`
  * checked, refused as Gemini refuses). Vectors are drawn from the text, so a test can tell them
  * apart; each answer's reported token count and body are recorded for the test to bill against.
@@ -22,6 +23,9 @@ export interface EmbeddingsDouble {
   answers: Array<{ text: string; reportedTokens: number | null }>;
   /** Requests whose connection the gateway closed before the double answered (slow answers). */
   abortedCount(): number;
+  /** Every chunk of speech sent, in order, and when each speech answer sent its last chunk. */
+  spoken: Buffer[];
+  speechEnds: number[];
   close(): Promise<void>;
 }
 
@@ -32,6 +36,15 @@ export interface EmbeddingsDoubleOptions {
   geminiReportsTokens?: boolean;
   /** The OpenAI `prompt_tokens` reported for the inputs (default: 3 per input plus 1 per word). */
   openaiTokens?: (inputs: unknown[]) => number;
+}
+
+/** One chunk of the double's "audio": an MP3 frame sync word, then 400 bytes drawn from the text and the chunk's index. */
+export function speechChunk(text: string, index: number): Buffer {
+  const chunk = Buffer.alloc(402);
+  chunk[0] = 0xff;
+  chunk[1] = 0xfb;
+  for (let position = 2; position < chunk.length; position += 1) chunk[position] = (text.charCodeAt(position % Math.max(text.length, 1)) + index) & 0xff;
+  return chunk;
 }
 
 /** The double's vector for a text: its first characters' codes, scaled, then its length. */
@@ -53,6 +66,8 @@ export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions =
   const requests: EmbeddingsDouble['requests'] = [];
   const answers: EmbeddingsDouble['answers'] = [];
   let aborted = 0;
+  const spoken: Buffer[] = [];
+  const speechEnds: number[] = [];
   const openaiTokens = options.openaiTokens ?? ((inputs: unknown[]) => inputs.reduce<number>((sum, input) => sum + 3 + wordsIn(input), 0));
   const send = (response: import('node:http').ServerResponse, status: number, body: unknown, reportedTokens: number | null = null): void => {
     const text = JSON.stringify(body);
@@ -68,6 +83,10 @@ export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions =
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
       requests.push({ path, headers: request.headers, body });
       const marker = JSON.stringify(body.input ?? '');
+      if (path === '/v1/audio/speech') {
+        speak(response, String(body.input), marker.includes('speak-slowly') ? 300 : 20);
+        return;
+      }
       // Misbehaviour on request: garbage in a 200, a wrong number of vectors, or a slow answer.
       if (marker.includes('answer-garbage')) {
         response.writeHead(200, { 'content-type': 'application/json' });
@@ -131,6 +150,28 @@ export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions =
       send(response, 404, { error: { message: `no route ${path}` } });
     });
   });
+  /** Ten chunks of "audio" (an MP3 frame header then bytes drawn from the text), `delayMs` apart. */
+  const speak = (response: import('node:http').ServerResponse, text: string, delayMs: number): void => {
+    response.writeHead(200, { 'content-type': 'audio/mpeg', 'transfer-encoding': 'chunked' });
+    let sent = 0;
+    const next = () => {
+      if (response.destroyed) {
+        aborted += 1;
+        return;
+      }
+      const chunk = speechChunk(text, sent);
+      spoken.push(chunk);
+      sent += 1;
+      if (sent === 10) {
+        speechEnds.push(Date.now());
+        response.end(chunk);
+        return;
+      }
+      response.write(chunk);
+      setTimeout(next, delayMs);
+    };
+    next();
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -139,6 +180,8 @@ export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions =
     requests,
     answers,
     abortedCount: () => aborted,
+    spoken,
+    speechEnds,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -37,6 +37,7 @@ export const SURFACE_PATHS: Readonly<Record<Surface, string>> = Object.freeze({
   'anthropic-messages': '/v1/messages',
   embeddings: '/v1/embeddings',
   moderations: '/v1/moderations',
+  speech: '/v1/audio/speech',
 });
 
 /**

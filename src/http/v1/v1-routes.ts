@@ -1,7 +1,7 @@
 /**
  * Every `/v1` route, registered on the app from what `/v1` needs and nothing more: the three
- * generative endpoints (one handler, one surface adapter each), embeddings and moderations (one
- * whole-answer handler, one endpoint each), token counting, the model list and
+ * generative endpoints (one handler, one surface adapter each), embeddings, moderations and speech
+ * (one whole-answer handler, one endpoint each), token counting, the model list and
  * the stored-response endpoints. Each route runs the API hooks (key, then request rate limit).
  */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
@@ -17,6 +17,7 @@ import { registerCountTokensRoute } from './surfaces/anthropic-messages/count-to
 import { chatCompletionsSurface } from './surfaces/chat-completions/chat-completions-surface.js';
 import { embeddingsEndpoint } from './surfaces/embeddings/embeddings-endpoint.js';
 import { moderationsEndpoint } from './surfaces/moderations/moderations-endpoint.js';
+import { speechEndpoint } from './surfaces/speech/speech-endpoint.js';
 import type { ResponseStore } from './surfaces/responses/responses-extras.js';
 import { createResponsesSurface } from './surfaces/responses/responses-surface.js';
 import { registerStoredResponseRoutes } from './surfaces/responses/stored-response-routes.js';
@@ -56,6 +57,7 @@ function registerRoutes(app: FastifyInstance, deps: V1Deps): void {
   answerRoute('/v1/messages', anthropicMessagesSurface, onAnthropicRequest);
   registerWholeRoute(app, embeddingsEndpoint, { onRequest, services: deps });
   registerWholeRoute(app, moderationsEndpoint, { onRequest, services: deps });
+  registerWholeRoute(app, speechEndpoint, { onRequest, services: deps });
   registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
   // Anthropic's clients list models too (with `x-api-key`).
   const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });

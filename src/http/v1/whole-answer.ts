@@ -1,11 +1,12 @@
 /**
- * The handler of the endpoints whose answer is one JSON body, not a stream of canonical events
- * (embeddings, moderations): the same lifecycle as the generative endpoints (answer-lifecycle.ts):
+ * The handler of the endpoints whose answer is one body, not a stream of canonical events
+ * (embeddings, moderations: JSON; speech: audio streamed as it arrives): the same lifecycle as the generative endpoints (answer-lifecycle.ts):
  * decode → model (it must serve the endpoint) → token limit → hold → route (failing over before an
  * answer) → settle → send. The hold is the bound of the whole body (protocol/input-bound.ts) at the
  * input price, with no output; the bill is the upstream's reported input tokens when sane, else the
  * gateway's exact count of the input. Each endpoint says how, in a `WholeEndpoint`.
  */
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { UsageMeter, type InputCount } from '../../billing/usage-meter.js';
 import { runYielding } from '../../lib/run-yielding.js';
@@ -18,10 +19,14 @@ import { runAnswer, type AnswerLifecycle } from './answer-lifecycle.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { requireEndpoint, SURFACE_PATHS } from './models-route.js';
 
-/** What a target answered: the body in the client's wire format, and the input it reported, if any. */
+/**
+ * What a target answered: the body in the client's wire format, and the input it reported, if any;
+ * or a binary answer (speech) to stream to the client as it arrives, with its content type.
+ */
 export interface WholeResult {
   body: Record<string, unknown>;
   reportedInputTokens?: number;
+  binary?: { contentType: string; stream: Readable };
 }
 
 export interface WholeEndpoint<Request extends { model: string }> {
@@ -30,11 +35,16 @@ export interface WholeEndpoint<Request extends { model: string }> {
   decode(body: Record<string, unknown>): Request;
   /** The gateway's exact count of the input, run only when the upstream reports none. */
   countInput(request: Request): InputCount;
+  /**
+   * What the hold covers of the input, when the endpoint knows it exactly (speech: its characters);
+   * by default the bound of the whole body (protocol/input-bound.ts).
+   */
+  inputBound?(request: Request): number;
   /** Whether a target's provider can serve the endpoint (the catalog checks it at startup). */
   serves(target: Target): boolean;
   /** One call on one target; resolves once it answered 200 with a readable answer. */
   call(target: Target, request: Request, body: Readonly<Record<string, unknown>>, signal: AbortSignal, requestId: string): Promise<WholeResult>;
-  /** The body sent to the client, given the usage billed. */
+  /** The JSON body sent to the client, given the usage billed (a binary answer is sent as it is). */
   answer(result: WholeResult, request: Request, usage: Usage): Record<string, unknown>;
 }
 
@@ -60,7 +70,7 @@ async function serve<Request extends { model: string }>(
   const decoded = endpoint.decode(body);
   if (services.catalog.get(decoded.model) !== undefined) lifecycle.begin(context, endpoint.surface, decoded.model, false);
   const model = requireEndpoint(resolveModel(services, decoded.model, context), endpoint.surface);
-  const inputTokenBound = await runYielding(walkInputBound(body, { imageTokens: services.billing.inputBound(model.id).imageTokens }));
+  const inputTokenBound = endpoint.inputBound?.(decoded) ?? (await runYielding(walkInputBound(body, { imageTokens: services.billing.inputBound(model.id).imageTokens })));
   await limitTokens(services.limiter, request, reply, inputTokenBound);
   const meter = new UsageMeter(endpoint.countInput(decoded), 0);
   await lifecycle.reserve(context, { model: model.id, inputTokenBound, maxOutputTokens: 0 }, meter);
@@ -73,8 +83,18 @@ async function serve<Request extends { model: string }>(
   if (result.reportedInputTokens !== undefined) {
     meter.observe({ type: 'usage', usage: { inputTokens: result.reportedInputTokens, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 } });
   }
-  const answer = endpoint.answer(result, decoded, await meter.usage());
+  const usage = await meter.usage();
   lifecycle.firstByte();
+  const binary = result.binary;
+  if (binary !== undefined) {
+    // Billed before the first byte (the bill is known whole: what the request measured), then the
+    // audio goes out as it comes; a client that leaves destroys it, which stops the upstream call.
+    return lifecycle.conclude(
+      () => undefined,
+      () => reply.header('content-type', binary.contentType).send(binary.stream),
+    );
+  }
+  const answer = endpoint.answer(result, decoded, usage);
   return lifecycle.conclude(
     () => undefined,
     () => reply.send(answer),

@@ -14,6 +14,7 @@ import { createUpstreamHttpClient } from '../shared/upstream-http.js';
 import { ChatStreamTranslator, chatCompletionEvents, inBandErrorMessage, toChatBody } from './chat-wire.js';
 import { runEmbeddings } from './embeddings.js';
 import { runModerations } from './moderations.js';
+import { runSpeech } from './speech.js';
 import { runPassthrough } from './passthrough.js';
 import { ResponsesStreamTranslator, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
 
@@ -68,6 +69,7 @@ export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly
 
     embed: (call) => runEmbeddings(client, call),
     moderate: (call) => runModerations(client, call),
+    speak: (call) => runSpeech(client, call),
 
     // The canonical path speaks Responses only to an upstream that speaks nothing else.
     keepsHostedTool: () => config.api === 'responses',

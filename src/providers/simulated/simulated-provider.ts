@@ -11,6 +11,7 @@ import { abortableSleep } from './abortable-sleep.js';
 import { planAnswer } from './answer-plan.js';
 import { simulateEmbeddings } from './embeddings.js';
 import { simulateModerations } from './moderations.js';
+import { simulateSpeech } from './speech.js';
 
 const MID_STREAM_ERROR: CanonicalEvent = Object.freeze({
   type: 'error',
@@ -92,7 +93,8 @@ async function* simulate(config: SimulatedProviderConfig, request: CanonicalRequ
  * - Stops without further events when `call.signal` aborts, even in the middle of a pause.
  *
  * - Embeddings: deterministic unit vectors, inputs counted exactly (embeddings.ts); moderations:
- *   deterministic results that flag a few words (moderations.ts).
+ *   deterministic results that flag a few words (moderations.ts); speech: a tone, WAV or PCM
+ *   (speech.ts).
  *
  * It has no pass-through path and holds no resources.
  */
@@ -102,5 +104,6 @@ export function createSimulatedProvider(config: SimulatedProviderConfig): Provid
     stream: (request, call) => simulate(config, request, call),
     embed: (call) => simulateEmbeddings(config, call),
     moderate: (call) => simulateModerations(config, call),
+    speak: (call) => simulateSpeech(config, call),
   };
 }
