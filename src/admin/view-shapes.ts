@@ -98,6 +98,8 @@ export interface LedgerEntryView {
   request_id: string | null;
   key_id: string | null;
   model: string | null;
+  /** The endpoint a charge or excess paid for; null for credits, debits and charges from before it was kept. */
+  surface: string | null;
   note: string | null;
   created_at: string;
 }

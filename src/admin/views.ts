@@ -118,6 +118,7 @@ export function ledgerEntryView(entry: LedgerEntry): LedgerEntryView {
     request_id: entry.requestId,
     key_id: entry.keyId,
     model: entry.model,
+    surface: entry.surface,
     note: entry.note,
     created_at: entry.createdAt.toISOString(),
   };

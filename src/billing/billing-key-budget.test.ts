@@ -48,7 +48,7 @@ afterEach(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-const request = (tokens: number) => ({ accountId: 'acct', keyId: 'key', requestId: `req_${tokens}`, model: 'gpt-test', inputTokenBound: tokens, maxOutputTokens: 0 });
+const request = (tokens: number) => ({ accountId: 'acct', keyId: 'key', requestId: `req_${tokens}`, model: 'gpt-test', surface: 'chat-completions' as const, inputTokenBound: tokens, maxOutputTokens: 0 });
 const usage = (inputTokens: number) => ({ inputTokens, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 });
 
 describe('BillingService with a key budget', () => {

@@ -49,6 +49,7 @@ const request = (inputTokenBound: number, maxOutputTokens: number) => ({
   keyId: 'key',
   requestId: 'req_1',
   model: 'gpt-test',
+  surface: 'chat-completions' as const,
   inputTokenBound,
   maxOutputTokens,
 });

@@ -8,7 +8,7 @@
  */
 import { GatewayError } from '../errors/gateway-error.js';
 import { idSuffix } from '../lib/ids.js';
-import type { Usage } from '../protocol/canonical.js';
+import type { Surface, Usage } from '../protocol/canonical.js';
 import { KeyBudgetExceededError, type Charge, type KeyBudget, type MoneyStore } from '../store/store.js';
 import { withMargin, type InputBound } from './input-bounds.js';
 import { budgetWindow } from './key-budget.js';
@@ -100,6 +100,11 @@ export class BillingService {
     keyId: string;
     requestId: string;
     model: string;
+    /**
+     * The endpoint the request came through: the hold keeps it, and whoever settles the hold writes
+     * it on the charge (the usage report's `endpoint` grouping).
+     */
+    surface: Surface;
     /** A bound of the input tokens the upstream can bill (protocol/input-bound.ts), before the margin. */
     inputTokenBound: number;
     maxOutputTokens: number;
@@ -124,6 +129,7 @@ export class BillingService {
         model: hold.model,
         amountNanos,
         expiresAt: this.expiryFromNow(),
+        surface: input.surface,
         ...(budget === undefined ? {} : { keyBudget: budgetWindow(budget.period, this.now()) }),
       });
     } catch (error) {

@@ -27,7 +27,7 @@ beforeEach(async () => {
 
 afterEach(() => store.close());
 
-const reserve = (requestId: string): Promise<Hold> => billing.reserve({ accountId: 'acct', keyId: 'key', requestId, model: 'm', inputTokenBound: 1_000, maxOutputTokens: 1_000 });
+const reserve = (requestId: string): Promise<Hold> => billing.reserve({ accountId: 'acct', keyId: 'key', requestId, model: 'm', surface: 'responses', inputTokenBound: 1_000, maxOutputTokens: 1_000 });
 
 describe('HoldKeeper', () => {
   it('checkpoints only holds whose metered usage moved, all in one write, and a crash bills the last checkpoint', async () => {

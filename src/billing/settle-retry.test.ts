@@ -54,7 +54,7 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5
 }
 
 async function reserve(requestId: string): Promise<Hold> {
-  return billing.reserve({ accountId: 'acct', keyId: 'key', requestId, model: 'gpt-test', inputTokenBound: 1_000, maxOutputTokens: 1_000 });
+  return billing.reserve({ accountId: 'acct', keyId: 'key', requestId, model: 'gpt-test', surface: 'chat-completions', inputTokenBound: 1_000, maxOutputTokens: 1_000 });
 }
 
 async function charges(): Promise<number> {

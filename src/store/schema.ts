@@ -20,6 +20,8 @@ type Int64 = ColumnType<bigint, bigint | number, bigint | number>;
 type Int32 = ColumnType<bigint | number, number, number>;
 type NullableInt32 = ColumnType<bigint | number | null, number | null, number | null>;
 type NullableInt64 = ColumnType<bigint | null, bigint | number | null, bigint | number | null>;
+/** A nullable column added by a later migration: inserts that do not name it leave it null. */
+type NullableText = ColumnType<string | null, string | null | undefined, string | null>;
 
 export interface AccountsTable {
   id: string;
@@ -75,6 +77,8 @@ export interface HoldsTable {
   /** The key budget period the hold counts against (migration 0006); null when its key had no budget. */
   budget_period: ColumnType<BudgetPeriod | null, BudgetPeriod | null | undefined, BudgetPeriod | null>;
   budget_period_start: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+  /** The `/v1` endpoint (client surface) the hold was opened for (migration 0012); null before it. */
+  surface: NullableText;
 }
 
 /**
@@ -109,6 +113,11 @@ export interface LedgerTable {
   reasoning_tokens: Int32;
   note: string | null;
   created_at: Int64;
+  /**
+   * The endpoint a charge or excess paid for, copied from its hold (migration 0012); null on credits
+   * and debits, and on rows written before that migration.
+   */
+  surface: NullableText;
 }
 
 export interface RevisionTable {

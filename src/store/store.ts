@@ -109,6 +109,11 @@ export interface LedgerEntry extends TokenCounts {
   model: string | null;
   note: string | null;
   createdAt: Date;
+  /**
+   * The `/v1` endpoint (client surface) a charge or excess paid for, from its hold; null for
+   * credits and debits, and for charges written before migration 0012.
+   */
+  surface: string | null;
 }
 
 export interface UsageRow extends TokenCounts {
@@ -128,6 +133,11 @@ export interface NewHold {
   model: string;
   amountNanos: bigint;
   expiresAt: Date;
+  /**
+   * The `/v1` endpoint (client surface) the hold is for: every settlement of the hold (by its
+   * request, the settle retrier or the expiry sweep) writes it on the charge. Absent: null, unknown.
+   */
+  surface?: string;
   /**
    * The key's budget period, when the key has a budget: the hold is then opened only if the key's
    * spend in that period, plus its open holds there, plus this one stay within the budget (in the

@@ -64,6 +64,7 @@ export const ledgerEntrySchema = z
     request_id: z.string().nullable(),
     key_id: z.string().nullable(),
     model: z.string().nullable(),
+    surface: z.string().nullable().describe('The endpoint a charge or excess paid for (its hold\'s); null for credits and debits, and for charges billed before endpoints were recorded.'),
     note: z.string().nullable(),
     created_at: z.string(),
   })

@@ -2,7 +2,7 @@
  * The settlement of an answer cannot be stopped by its own metering: a meter that throws (a gateway
  * bug) still ends the answer, closes its hold once and leaves nothing in flight, and the fault is
  * logged at error level with the request id and counted. And every answer ends through `conclude`:
- * settled and kept before its last bytes. A real Fastify server on loopback, a real SQLite store,
+ * settled and kept before its last bytes, billed under the endpoint `begin` named. A real Fastify server on loopback, a real SQLite store,
  * the real billing parts.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -131,5 +131,35 @@ describe('AnswerLifecycle', () => {
     expect(await (await fetch(`${address}/answer?keep=yes`, { method: 'POST' })).json()).toEqual({ sent: true });
     expect(steps).toEqual(['built', 'kept resp_1', 'last, 0 in flight']);
     expect(await store.countOpenHolds('acct')).toBe(0);
+  });
+
+  it('opens the hold for the endpoint `begin` named, so its charge is billed under it; a hold before `begin` is a bug, not a charge under none', async () => {
+    const account = (await store.findAccount('acct'))!;
+    const key = (await store.findKey('key'))!;
+    const context: ApiContext = { account, key, requestsPerWindow: 100, windowSeconds: 60, tokensPerMinute: 0 };
+    app.post<{ Querystring: { begin?: string } }>('/answer', async (request, reply) => {
+      const lifecycle = new AnswerLifecycle(services, request, reply);
+      if (request.query.begin === 'yes') lifecycle.begin(context, 'embeddings', 'm', false);
+      const meter = new UsageMeter(40, 0);
+      try {
+        await lifecycle.reserve(context, { model: 'm', inputTokenBound: 100, maxOutputTokens: 0 }, meter);
+      } catch (error) {
+        return { refused: (error as Error).message };
+      }
+      // As the router's commitment to a target does (`routed`): the input is billed from here on.
+      meter.accepted();
+      await lifecycle.conclude(() => undefined, () => undefined);
+      lifecycle.end('embeddings');
+      return { settled: true };
+    });
+    const address = await app.listen({ host: '127.0.0.1', port: 0 });
+
+    expect(await (await fetch(`${address}/answer?begin=yes`, { method: 'POST' })).json()).toEqual({ settled: true });
+    const charges = (await store.listLedger('acct')).filter((entry) => entry.kind === 'charge');
+    expect(charges.map((entry) => [entry.surface, entry.inputTokens])).toEqual([['embeddings', 40]]);
+
+    expect(await (await fetch(`${address}/answer`, { method: 'POST' })).json()).toEqual({ refused: expect.stringMatching(/before begin/) });
+    expect(await store.countOpenHolds('acct')).toBe(0);
+    expect((await store.listLedger('acct')).filter((entry) => entry.kind === 'charge')).toHaveLength(1);
   });
 });

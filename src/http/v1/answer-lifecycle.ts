@@ -96,6 +96,8 @@ export class AnswerLifecycle {
    */
   #clientLeft: 'before_answer' | 'mid_answer' | undefined;
   #running: Running | undefined;
+  /** The endpoint, from `begin`: the hold is opened for it, and its charge is billed under it. */
+  #surface: Surface | undefined;
   #settlement: Promise<void> | undefined;
   /** Saves the final response object, when the surface keeps this answer. */
   #keep: KeepResponse | undefined;
@@ -139,6 +141,7 @@ export class AnswerLifecycle {
 
   /** The model is known: from here on the request has an outcome. */
   begin(context: ApiContext, surface: Surface, model: string, stream: boolean): void {
+    this.#surface = surface;
     const ended = new Promise<void>((resolve) => (this.#ended = resolve));
     this.#request.outcome = {
       accountId: context.account.id,
@@ -171,12 +174,15 @@ export class AnswerLifecycle {
 
   /**
    * Places the hold for the worst case (or throws the 403) and keeps it while the answer runs;
-   * `meter` is what the hold settles on.
+   * `meter` is what the hold settles on. After `begin`, whose surface the hold is opened for.
    */
   async reserve(context: ApiContext, input: ReserveInput, meter: UsageMeter): Promise<void> {
     const services = this.#services;
+    const surface = this.#surface;
+    // A gateway bug, not the client's: a hold must know its endpoint, or its charge would be billed under none.
+    if (surface === undefined) throw new Error('reserve called before begin: the hold would not know its endpoint');
     const openedAt = services.now();
-    const hold = await services.billing.reserve({ accountId: context.account.id, keyId: context.key.id, requestId: this.#request.id, ...input });
+    const hold = await services.billing.reserve({ accountId: context.account.id, keyId: context.key.id, requestId: this.#request.id, surface, ...input });
     this.#running = {
       hold,
       meter,

@@ -1,11 +1,13 @@
 /**
- * Migration 0011's set-based hold batch against 0008's operation-by-operation one, on PostgreSQL
- * (when TOLLGATE_TEST_POSTGRES_URL is set): random batches of opens and settles, run by each
+ * Migration 0011's set-based hold batch against 0008's operation-by-operation one (both as
+ * migration 0012 replaced them, with the hold's surface), on PostgreSQL (when
+ * TOLLGATE_TEST_POSTGRES_URL is set): random batches of opens and settles, run by each
  * function on the same state (a savepoint rolled back in between), must give the same outcomes
  * and leave the same accounts, holds, ledger and key spend, or fail alike. The cases mix what the
  * guards decide on: balances that run out within the batch, settles that free room for a later
  * open, disabled and unknown accounts, key budgets, holds already settled or expired, a hold
- * settled twice, charges with and without an excess, and a write that fails (an unknown key).
+ * settled twice, charges with and without an excess, holds with and without a surface, and a
+ * write that fails (an unknown key).
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -15,6 +17,8 @@ import { openStore } from '../open-store.js';
 
 const CASES = 300;
 const DAY_START = 1_700_000_000_000;
+/** What a hold may be opened for; null as before migration 0012. */
+const SURFACES = ['responses', 'chat-completions', 'anthropic-messages', 'embeddings', null] as const;
 
 /** A small deterministic generator, so a failing case can be replayed from its seed. */
 function random(seed: number): () => number {
@@ -62,9 +66,9 @@ async function seed(client: pg.Client, next: () => number): Promise<Seeded> {
     const id = `hold_${tag}_${index}`;
     const state = index === 4 ? 'settled' : index === 5 ? 'expired' : 'open';
     await client.query(
-      `insert into holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start)
-       values ($1, $2, $3, $1, 'm', $4, $5, 0, 0, $6, $7)`,
-      [id, key.accountId, key.id, amount, state, key.budget ? 'day' : null, key.budget ? DAY_START : null],
+      `insert into holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start, surface)
+       values ($1, $2, $3, $1, 'm', $4, $5, 0, 0, $6, $7, $8)`,
+      [id, key.accountId, key.id, amount, state, key.budget ? 'day' : null, key.budget ? DAY_START : null, SURFACES[index % SURFACES.length]],
     );
     if (state === 'open') {
       await client.query('update accounts set reserved_nanos = reserved_nanos + $2 where id = $1', [key.accountId, amount]);
@@ -89,6 +93,7 @@ function batch(seeded: Seeded, next: () => number): unknown[] {
     if (next() < 0.5) {
       const key = next() < 0.03 ? { id: 'no-such-key', accountId: seeded.accounts[0]!, budget: false } : pick(seeded.keys);
       const accountId = next() < 0.1 ? pick([...seeded.accounts, 'no-such-account']) : key.accountId;
+      const surface = pick(SURFACES);
       operations.push({
         kind: 'open',
         id: `hold_${randomUUID()}`,
@@ -100,6 +105,7 @@ function batch(seeded: Seeded, next: () => number): unknown[] {
         expires_at: 1_000 + index,
         created_at: 2_000 + index,
         ...(key.budget && { budget_period: 'day', budget_period_start: DAY_START }),
+        ...(surface !== null && { surface }),
       });
     } else {
       const holdId = next() < 0.1 ? 'hold_unknown' : pick(seeded.holds);
@@ -138,8 +144,8 @@ async function run(client: pg.Client, fn: string, operations: unknown[], seeded:
     const keyIds = seeded.keys.map((key) => key.id);
     const state = {
       accounts: (await client.query('select id, balance_nanos, reserved_nanos from accounts where id = any($1) order by id', [seeded.accounts])).rows,
-      holds: (await client.query('select id, account_id, key_id, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start from holds where account_id = any($1) order by id', [seeded.accounts])).rows,
-      ledger: (await client.query('select account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_tokens, note, created_at from ledger where account_id = any($1) order by id', [seeded.accounts])).rows,
+      holds: (await client.query('select id, account_id, key_id, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start, surface from holds where account_id = any($1) order by id', [seeded.accounts])).rows,
+      ledger: (await client.query('select account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_tokens, note, created_at, surface from ledger where account_id = any($1) order by id', [seeded.accounts])).rows,
       keySpend: (await client.query('select key_id, period, period_start, spent_nanos, reserved_nanos from key_spend where key_id = any($1) order by key_id', [keyIds])).rows,
     };
     return { outcomes: rows[0]?.outcomes, state };

@@ -1,7 +1,7 @@
 /**
  * The request path's money operations on PostgreSQL, group-committed (group-commit.ts): a batch
  * is one call of `tollgate_apply_hold_operations` (migration 0011, which decides like migration
- * 0008's operation-by-operation function and writes per batch), so one round trip and one
+ * 0008's operation-by-operation function and writes per batch; both as migration 0012 replaced them), so one round trip and one
  * transaction for everything that arrived together. The function locks the rows it will touch in
  * one global order first, so concurrent instances never deadlock, and each operation's guard
  * decides it exactly as its own transaction did: no instance can overspend.
@@ -73,7 +73,7 @@ export function isOperationError(error: unknown): boolean {
   return typeof code === 'string' && OPERATION_ERROR.test(code);
 }
 
-/** The jsonb form the functions of migrations 0008 and 0011 read; 64-bit amounts as decimal strings. */
+/** The jsonb form the functions of migrations 0008, 0011 and 0012 read; 64-bit amounts as decimal strings. */
 function encode(operation: HoldOperation): Record<string, unknown> {
   switch (operation.kind) {
     case 'open': {
@@ -89,6 +89,8 @@ function encode(operation: HoldOperation): Record<string, unknown> {
         expires_at: hold.expiresAt.getTime(),
         created_at: operation.createdAt,
         ...(hold.keyBudget !== undefined && { budget_period: hold.keyBudget.period, budget_period_start: hold.keyBudget.start.getTime() }),
+        // Absent: the hold's surface is null (migration 0012). A settle sends none: it is the hold's.
+        ...(hold.surface !== undefined && { surface: hold.surface }),
       };
     }
     case 'settle': {

@@ -78,6 +78,7 @@ async function releaseOne(transact: Transact, holdId: string, createdAt: number)
         tokens.reasoningTokens,
         EXPIRED_HOLD_NOTE,
         createdAt,
+        toNullableText(expired.surface, 'holds.surface'),
       ]).execute(transaction);
     }
     return true;
@@ -98,6 +99,7 @@ interface ExpiredHoldRow {
   checkpoint_reasoning_tokens: unknown;
   budget_period: unknown;
   budget_period_start: unknown;
+  surface: unknown;
 }
 
 export async function countOpenHolds(db: Kysely<Database>, accountId?: string): Promise<number> {

@@ -42,8 +42,10 @@ describe('row decoding', () => {
       reasoning_tokens: 0,
       note: null,
       created_at: 0n,
+      surface: null,
     };
     expect(() => decodeLedgerEntry(row)).toThrow(/unknown kind/);
-    expect(decodeLedgerEntry({ ...row, kind: 'charge' })).toMatchObject({ id: 1, kind: 'charge', amountNanos: 1n, createdAt: new Date(0) });
+    expect(decodeLedgerEntry({ ...row, kind: 'charge' })).toMatchObject({ id: 1, kind: 'charge', amountNanos: 1n, createdAt: new Date(0), surface: null });
+    expect(decodeLedgerEntry({ ...row, kind: 'charge', surface: 'embeddings' })).toMatchObject({ surface: 'embeddings' });
   });
 });

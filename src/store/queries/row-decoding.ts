@@ -178,6 +178,7 @@ export interface LedgerRow {
   reasoning_tokens: unknown;
   note: unknown;
   created_at: unknown;
+  surface: unknown;
 }
 
 export function decodeLedgerEntry(row: LedgerRow): LedgerEntry {
@@ -198,6 +199,7 @@ export function decodeLedgerEntry(row: LedgerRow): LedgerEntry {
     reasoningTokens: toSafeNumber(row.reasoning_tokens, 'ledger.reasoning_tokens'),
     note: toNullableText(row.note, 'ledger.note'),
     createdAt: toDate(row.created_at, 'ledger.created_at'),
+    surface: toNullableText(row.surface, 'ledger.surface'),
   };
 }
 

@@ -31,7 +31,7 @@ import type { HoldOperation } from '../hold-operations.js';
 import { heldBudgetOf, RESERVE_KEY_BUDGET_SQL, reserveKeyBudgetParameters, SETTLE_KEY_SPEND_SQL, settleKeySpendParameters } from '../queries/key-budget-queries.js';
 import { chargeCountsAnything, EXCESS_NOTE } from '../queries/ledger-queries.js';
 import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, type ResponseRowValues } from '../queries/response-queries.js';
-import { toBigInt, toEpochMilliseconds, toText } from '../queries/row-decoding.js';
+import { toBigInt, toEpochMilliseconds, toNullableText, toText } from '../queries/row-decoding.js';
 import type { Database } from '../schema.js';
 import { APPEND_CHARGE_SQL, APPEND_EXCESS_SQL, RELEASE_HOLD_SQL, SETTLE_HOLD_SQL } from '../queries/settlement-sql.js';
 import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from '../store.js';
@@ -62,7 +62,7 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
     'UPDATE accounts SET reserved_nanos = reserved_nanos + ? WHERE id = ? AND disabled = 0 AND balance_nanos - reserved_nanos >= ?',
   );
   const insertHold = connection.prepare(
-    "INSERT INTO holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)",
+    "INSERT INTO holds (id, account_id, key_id, request_id, model, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start, surface) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?)",
   );
   const markSettled = connection.prepare(SETTLE_HOLD_SQL);
   const reserveKeyBudget = connection.prepare(RESERVE_KEY_BUDGET_SQL);
@@ -94,13 +94,15 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
       if (unreserve.run(hold.amountNanos, hold.accountId).changes !== 1) throw new Error(`account ${hold.accountId} vanished while its hold was refused`);
       return { ok: false, error: new KeyBudgetExceededError(hold.keyId) };
     }
-    insertHold.run(hold.id, hold.accountId, hold.keyId, hold.requestId, hold.model, hold.amountNanos, expiresAt, createdAt, budget?.period ?? null, budgetStart);
+    insertHold.run(hold.id, hold.accountId, hold.keyId, hold.requestId, hold.model, hold.amountNanos, expiresAt, createdAt, budget?.period ?? null, budgetStart, hold.surface ?? null);
     return DONE;
   };
   const settle = (holdId: string, charge: Charge | null, createdAt: number): Outcome<boolean> => {
-    const row = markSettled.get(holdId) as { account_id: unknown; amount_nanos: unknown; key_id: unknown; budget_period: unknown; budget_period_start: unknown } | undefined;
+    const row = markSettled.get(holdId) as { account_id: unknown; amount_nanos: unknown; key_id: unknown; budget_period: unknown; budget_period_start: unknown; surface: unknown } | undefined;
     if (row === undefined) return NOT_DONE;
     const accountId = toText(row.account_id, 'holds.account_id');
+    // The charge's endpoint is the hold's (settlement-sql.ts).
+    const surface = toNullableText(row.surface, 'holds.surface');
     const billed = charge !== null && chargeCountsAnything(charge.costNanos, charge);
     const costNanos = billed ? charge.costNanos : 0n;
     const heldNanos = toBigInt(row.amount_nanos, 'holds.amount_nanos');
@@ -121,8 +123,9 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
         charge.reasoningTokens,
         null,
         createdAt,
+        surface,
       );
-      if (charge.excessNanos > 0n) appendExcess.run(accountId, charge.excessNanos, charge.requestId, charge.keyId, charge.model, EXCESS_NOTE, createdAt);
+      if (charge.excessNanos > 0n) appendExcess.run(accountId, charge.excessNanos, charge.requestId, charge.keyId, charge.model, EXCESS_NOTE, createdAt, surface);
     }
     return DONE;
   };
