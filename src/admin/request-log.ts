@@ -20,6 +20,8 @@ export interface RequestLogSearch {
   accountRef?: string;
   keyId?: string;
   model?: string;
+  /** The endpoint (client surface). */
+  surface?: string;
   status?: number;
   requestId?: string;
 }
@@ -92,6 +94,7 @@ async function resolveFilter(store: AccountStore & OperationsStore, search: Requ
     ...(accountId === undefined ? {} : { accountId }),
     ...(search.keyId === undefined ? {} : { keyId: search.keyId }),
     ...(search.model === undefined ? {} : { model: search.model }),
+    ...(search.surface === undefined ? {} : { surface: search.surface }),
     ...(search.status === undefined ? {} : { status: search.status }),
     ...(search.requestId === undefined ? {} : { requestId: search.requestId }),
   };

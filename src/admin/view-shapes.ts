@@ -122,7 +122,7 @@ export interface RequestLogView {
   /** Null for a request refused before its key was known (a 401). */
   account_id: string | null;
   key_id: string | null;
-  /** Null for a `/v1` route other than the three creation routes (an unknown one's 404, say). */
+  /** The endpoint; null for a `/v1` route other than the creation routes (an unknown one's 404, say). */
   surface: string | null;
   /** Null when refused before a catalog model was named. */
   model: string | null;

@@ -315,7 +315,7 @@ export interface RequestLogEntry extends TokenCounts {
   /** Null when the request was refused before its key was known (a 401, say). */
   accountId: string | null;
   keyId: string | null;
-  /** The client surface (`responses`, `chat-completions`, `anthropic-messages`); null for other `/v1` routes. */
+  /** The client surface, the endpoint (`responses`, `chat-completions`, `embeddings`…: protocol/canonical.ts's `SURFACES`); null for other `/v1` routes. */
   surface: string | null;
   /** Catalog model id; null when refused before a catalog model was named. */
   model: string | null;
@@ -361,6 +361,8 @@ export interface RequestLogFilter {
   accountId?: string;
   keyId?: string;
   model?: string;
+  /** The client surface (endpoint), as the rows name it. */
+  surface?: string;
   status?: number;
   requestId?: string;
 }

@@ -1,9 +1,9 @@
 /**
  * The request log end to end: real requests through the real server (SQLite, and PostgreSQL with
  * Redis when configured) show up in `GET /admin/v1/requests` with the right fields, a failed one
- * with its error code, a stream with its time to first byte; every filter, cursor pages, the CSV
- * export read back with an RFC 4180 reader, bodies only for a model that logs them, refusals,
- * rows written by the shutdown flush, and no rows with `log.enabled: false`.
+ * with its error code, a stream with its time to first byte; every filter (the endpoint's too),
+ * cursor pages, the CSV export read back with an RFC 4180 reader, bodies only for a model that
+ * logs them, refusals, rows written by the shutdown flush, and no rows with `log.enabled: false`.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
@@ -182,6 +182,23 @@ describe.each(engines)('request log on %s', (engine) => {
     expect(await ids(`account=${first.accountId}&from=${encodeURIComponent(before)}&to=${encodeURIComponent(future)}`)).toEqual([b.requestId, a.requestId]);
   });
 
+  it('filters by endpoint (surface), in pages and in the CSV export', async () => {
+    const { secret, accountId } = await harness.newAccount('5');
+    const chatted = await send(secret, '/v1/chat/completions', chat('model-5.6'));
+    const responded = await send(secret, '/v1/responses', { model: 'model-5.6', input: 'Hi' });
+    const messaged = await send(secret, '/v1/messages', { model: 'model-5.6', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+    expect([chatted.status, responded.status, messaged.status]).toEqual([200, 200, 200]);
+    await logged(`account=${accountId}`, 3);
+    const ids = async (query: string) => ((await call('GET', `/requests?account=${accountId}&${query}`, viewer)).body.data as Row[]).map((row) => [row.request_id, row.surface]);
+    expect(await ids('surface=chat-completions')).toEqual([[chatted.requestId, 'chat-completions']]);
+    expect(await ids('surface=responses')).toEqual([[responded.requestId, 'responses']]);
+    expect(await ids('surface=anthropic-messages&status=200')).toEqual([[messaged.requestId, 'anthropic-messages']]);
+    expect(await ids('surface=embeddings')).toEqual([]);
+    const response = await fetch(`${harness.baseUrl}/admin/v1/requests?account=${accountId}&surface=anthropic-messages&format=csv`, { headers: { authorization: `Bearer ${viewer}` } });
+    expect(response.status).toBe(200);
+    expect(parseCsvRecords(await response.text()).records.map((record) => [record.request_id, record.surface])).toEqual([[messaged.requestId, 'anthropic-messages']]);
+  });
+
   it('pages newest first by cursor, every row once', async () => {
     const { secret, accountId } = await harness.newAccount('5');
     const sent: string[] = [];
@@ -261,6 +278,7 @@ describe.each(engines)('request log on %s', (engine) => {
       ['/requests?cursor=junk', /Invalid cursor/],
       ['/requests?limit=0', /limit/],
       ['/requests?format=xml', /format/],
+      ['/requests?surface=completions', /surface/],
       ['/usage?by=week', /by/],
       ['/usage?from=2026-13-01', /from must be an ISO 8601 date/],
       ['/usage?format=pdf', /format/],

@@ -4,6 +4,13 @@
  */
 import { z } from 'zod';
 import { USAGE_GROUPINGS } from '../../admin/usage.js';
+import { SURFACES } from '../../protocol/canonical.js';
+
+/** The endpoints as the request log and the usage report name them, for the descriptions. */
+const SURFACE_NAMES = SURFACES.map((surface) => `\`${surface}\``).join(', ');
+
+/** An endpoint of `/v1` by its surface name, as the request log's `surface` filter takes it. */
+export const requestLogSurface = z.enum(SURFACES);
 
 /** A time as the CLI takes it: an ISO 8601 date (UTC midnight) or date-time; checked by the service. */
 export const isoInstant = z.string().max(40).describe('ISO 8601 date (UTC midnight) or date-time, like 2026-11-01 or 2026-11-01T12:00:00Z.');
@@ -17,7 +24,7 @@ export const requestLogEntrySchema = z
     request_id: z.string(),
     account_id: z.string().nullable().describe('Null for a request refused before its key was known (a 401).'),
     key_id: z.string().nullable(),
-    surface: z.string().nullable().describe('`responses`, `chat-completions` or `anthropic-messages`; null for another `/v1` route (an unknown one\'s 404).'),
+    surface: z.string().nullable().describe(`The endpoint (${SURFACE_NAMES}); null for another \`/v1\` route (an unknown one's 404).`),
     model: z.string().nullable().describe('The catalog model; null when refused before one was named.'),
     target: z.string().nullable().describe('The upstream target that answered (provider/model); when none did, the last one tried that failed; null when none was tried.'),
     status: z.number().int(),

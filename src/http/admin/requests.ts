@@ -15,7 +15,7 @@ import type { RequestLogCursor } from '../../store/store.js';
 import { requireRole } from './auth.js';
 import type { AdminApp, AdminRouteDeps } from './context.js';
 import { decodeRequestLogCursor, encodeRequestLogCursor } from './cursor.js';
-import { exportFormat, isoInstant, jsonOrCsv, requestLogEntrySchema, usageGrouping, usageReportSchema } from './report-schemas.js';
+import { exportFormat, isoInstant, jsonOrCsv, requestLogEntrySchema, requestLogSurface, usageGrouping, usageReportSchema } from './report-schemas.js';
 import { errorResponses, pageOf, pageQuery } from './schemas.js';
 
 const CSV_TYPE = 'text/csv; charset=utf-8';
@@ -43,6 +43,7 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
         ...range,
         key: z.string().max(200).optional().describe('Key id.'),
         model: z.string().max(200).optional().describe('Catalog model id.'),
+        surface: requestLogSurface.optional().describe('The endpoint the request was sent to.'),
         status: z.coerce.number().int().min(100).max(599).optional().describe('HTTP status of the answer.'),
         request_id: z.string().max(200).optional().describe('The `x-request-id` of one request.'),
         cursor: pageQuery.shape.cursor.describe(`\`next_cursor\` of the previous page; with \`format=csv\`, the \`${NEXT_CURSOR_TRAILER}\` trailer of the previous export.`),
@@ -57,6 +58,7 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
       ...(query.account === undefined ? {} : { accountRef: query.account }),
       ...(query.key === undefined ? {} : { keyId: query.key }),
       ...(query.model === undefined ? {} : { model: query.model }),
+      ...(query.surface === undefined ? {} : { surface: query.surface }),
       ...(query.status === undefined ? {} : { status: query.status }),
       ...(query.request_id === undefined ? {} : { requestId: query.request_id }),
     };

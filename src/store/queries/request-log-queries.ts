@@ -65,6 +65,7 @@ export async function listRequestLog(
   if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
   if (filter.keyId !== undefined) query = query.where('key_id', '=', filter.keyId);
   if (filter.model !== undefined) query = query.where('model', '=', filter.model);
+  if (filter.surface !== undefined) query = query.where('surface', '=', filter.surface);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   if (filter.requestId !== undefined) query = query.where('request_id', '=', filter.requestId);
   const after = page.after;
