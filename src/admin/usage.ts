@@ -1,8 +1,10 @@
 /**
  * The usage report, one for the CLI (`tollgate usage`) and the admin API (`/admin/v1/usage`), so
- * the two cannot disagree: per UTC day or hour, model or key, over a time range, for one account
- * or all of them. Requests, tokens, cost and excess come from the ledger (exactly what was billed;
- * `requests` counts charges), errors from the request log (requests that ended with an error code).
+ * the two cannot disagree: per UTC day or hour, model, key or endpoint, over a time range, for one
+ * account or all of them. Requests, tokens, cost and excess come from the ledger (exactly what was
+ * billed; `requests` counts charges), errors from the request log (requests that ended with an
+ * error code). By endpoint, a charge counts under the surface its hold was opened for (`unknown`
+ * when it was billed before the ledger kept it), a logged error under its route's surface.
  */
 import type { AccountStore, OperationsStore, UsageGrouping, UsageGroupRow } from '../store/store.js';
 import { requireAccount } from './accounts.js';
@@ -10,7 +12,8 @@ import { requireValidDate } from './input.js';
 import { requireOrderedRange } from './request-log.js';
 import type { UsageReport, UsageReportRow, UsageTotals } from './results.js';
 
-export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['day', 'hour', 'model', 'key'];
+/** Every grouping, in the order they are offered (the API's enum, the CLI's choices). */
+export const USAGE_GROUPINGS = ['day', 'hour', 'model', 'key', 'endpoint'] as const satisfies readonly UsageGrouping[];
 
 export interface UsageFilter {
   /** Account id or name; absent means every account. */

@@ -163,8 +163,11 @@ describe('usage', () => {
         { model: 'model-5.6', costNanos: 250_000n, inputTokens: 10, cachedInputTokens: 0, outputTokens: 5, reasoningTokens: 0 },
         { model: 'model-5.6-mini', costNanos: 3n, inputTokens: 7, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0 },
       ];
+      // The last one as a hold from before endpoints were recorded.
+      const surfaces = ['responses', 'chat-completions', undefined];
       for (const [index, charge] of charges.entries()) {
-        const hold = { id: `hold_${index}`, accountId, keyId, requestId: `req_${index}`, model: charge.model, amountNanos: 0n, expiresAt: new Date(Date.now() + 60_000) };
+        const surface = surfaces[index];
+        const hold = { id: `hold_${index}`, accountId, keyId, requestId: `req_${index}`, model: charge.model, amountNanos: 0n, expiresAt: new Date(Date.now() + 60_000), ...(surface === undefined ? {} : { surface }) };
         expect(await store.openHold(hold)).toBe(true);
         expect(await store.settleHold(hold.id, { requestId: hold.requestId, keyId, excessNanos: 0n, ...charge })).toBe(true);
       }
@@ -189,6 +192,14 @@ describe('usage', () => {
     const byKey = await tollgate(['usage', '--by', 'key', '--since', '2000-01-01', '--until', '2999-01-01']);
     expect(byKey.stdout.split('\n')[0]).toMatch(/^KEY\s+REQUESTS\s/);
     expect(byKey.stdout).toContain(keyId);
+    const byEndpoint = await tollgate(['usage', '--by', 'endpoint', '--since', '2000-01-01']);
+    expect(byEndpoint.stdout.trimEnd().split('\n').map((line) => line.trim().split(/\s{2,}/).slice(0, 3))).toEqual([
+      ['ENDPOINT', 'REQUESTS', 'INPUT'],
+      ['chat-completions', '1', '10'],
+      ['responses', '1', '1000'],
+      ['unknown', '1', '7'],
+      ['TOTAL', '3', '1017'],
+    ]);
     const today = new Date();
     today.setUTCHours(0, 0, 0, 0);
     const byDay = await tollgate(['usage', '--by', 'day']);
@@ -235,7 +246,7 @@ describe('bad input', () => {
     [['usage', '--account', 'nobody'], /no account with id or name "nobody"/],
     [['usage', '--until', 'tomorrow'], /--until must be an ISO 8601 date/],
     [['usage', '--since', '2025-02-01', '--until', '2025-01-01'], /--since must not be after --until/],
-    [['usage', '--by', 'week'], /argument 'week' is invalid. Allowed choices are day, hour, model, key/],
+    [['usage', '--by', 'week'], /argument 'week' is invalid. Allowed choices are day, hour, model, key, endpoint\./],
     [['serve', '--workers', '0'], /--workers must be "auto" or a whole number/],
     [['serve', '--workers', 'many'], /--workers must be "auto" or a whole number/],
     [['accounts', 'create'], /required option '--name <name>' not specified/],

@@ -1,4 +1,4 @@
-/** `tollgate usage`: requests, tokens, errors and cost per model, key, UTC day or hour, over a time range. */
+/** `tollgate usage`: requests, tokens, errors and cost per model, key, endpoint, UTC day or hour, over a time range. */
 import { Option, type Command } from 'commander';
 import { parseIsoDate } from '../admin/input.js';
 import type { UsageTotals } from '../admin/results.js';
@@ -20,7 +20,7 @@ interface UsageOptions {
 export function registerUsageCommand(program: Command, context: CommandContext): void {
   program
     .command('usage')
-    .description('requests, tokens, errors and cost per model, key, UTC day or hour')
+    .description('requests, tokens, errors and cost per model, key, endpoint, UTC day or hour')
     .option('--account <account>', 'only this account (id or name)')
     .option('--since <iso>', 'only usage at or after this ISO 8601 date or date-time')
     .option('--until <iso>', 'only usage before this ISO 8601 date or date-time')

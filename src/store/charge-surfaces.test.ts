@@ -4,13 +4,15 @@
  * writes that surface on its ledger rows, taken from the hold: a settle alone, settles and opens
  * batched together (PostgreSQL's set-based function), a settle in the batch that opened its hold
  * and a batch with a checkpoint (PostgreSQL's operation-by-operation function), a batch run again
- * one operation at a time after one failed, and the expiry sweep.
+ * one operation at a time after one failed, and the expiry sweep. A hold opened without one (as
+ * every hold before the migration) bills a charge without one, which usage by endpoint calls
+ * `unknown`; the request log's errors are counted under their route's surface.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, engines, type TestDatabase } from '../../test/support/databases.js';
 import { openStore } from './open-store.js';
-import type { Charge, NewHold, Store } from './store.js';
+import type { Charge, NewHold, RequestLogEntry, Store } from './store.js';
 
 const unique = (prefix: string): string => `${prefix}_${randomUUID().slice(0, 12)}`;
 const HOUR = 3_600_000;
@@ -153,5 +155,62 @@ describe.each(engines)('charge surfaces on %s', (engine) => {
     await store.checkpointHolds([{ holdId: crashed.id, expiresAt: new Date(clock.getTime() + 1_000), costNanos: 77n, tokens: { inputTokens: 7, cachedInputTokens: 0, outputTokens: 7, reasoningTokens: 0 } }]);
     expect(await store.releaseExpiredHolds(new Date(clock.getTime() + 2_000))).toBeGreaterThanOrEqual(1);
     expect(await billed(accountId)).toEqual([['charge', 77n, 'anthropic-messages']]);
+  });
+
+  it("leaves the surface null for a hold opened without one; usage by endpoint calls it unknown, and counts the request log's errors by route", async () => {
+    clock = new Date('2031-04-01T00:00:00.000Z');
+    const { accountId, keyId } = await newAccount();
+    const bill = async (surface: string | undefined, costNanos: bigint, excessNanos = 0n) => {
+      const opened = hold(accountId, keyId, surface);
+      expect(await store.openHold(opened)).toBe(true);
+      expect(await store.settleHold(opened.id, charge(keyId, costNanos, excessNanos))).toBe(true);
+    };
+    await bill(undefined, 1n);
+    await bill('embeddings', 20n, 5n);
+    await bill('embeddings', 30n);
+    await bill('chat-completions', 400n);
+    expect((await billed(accountId)).map(([, , surface]) => surface)).toEqual([null, 'embeddings', 'embeddings', 'embeddings', 'chat-completions']);
+
+    const logged = (surface: string | null, errorCode: string | null): RequestLogEntry => ({
+      at: clock,
+      requestId: unique('req'),
+      accountId,
+      keyId,
+      surface,
+      model: 'gpt-test',
+      target: null,
+      status: errorCode === null ? 200 : 400,
+      errorCode,
+      stream: false,
+      latencyMs: 1,
+      firstByteMs: null,
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      outputTokens: 0,
+      reasoningTokens: 0,
+      costNanos: 0n,
+      requestBody: null,
+      responseBody: null,
+    });
+    await store.appendRequestLog([logged('embeddings', 'invalid_value'), logged('embeddings', null), logged('responses', 'upstream_error'), logged(null, 'not_found')]);
+
+    const range = { accountId, from: clock, to: new Date(clock.getTime() + HOUR) };
+    expect((await store.usageBy('endpoint', range)).map((row) => [row.group, row.requests, row.costNanos, row.excessNanos, row.inputTokens])).toEqual([
+      ['chat-completions', 1, 400n, 0n, 10],
+      ['embeddings', 2, 50n, 5n, 20],
+      ['unknown', 1, 1n, 0n, 10],
+    ]);
+    // A request to no endpoint (an unknown route's 404) has none: the group '', as for no key or model.
+    expect(await store.requestErrorsBy('endpoint', range)).toEqual([
+      { group: '', errors: 1 },
+      { group: 'embeddings', errors: 1 },
+      { group: 'responses', errors: 1 },
+    ]);
+    // The request log's filter on it.
+    const page = await store.listRequestLog({ accountId, surface: 'embeddings' }, { limit: 10 });
+    expect(page.rows.map((row) => [row.surface, row.errorCode])).toEqual([
+      ['embeddings', null],
+      ['embeddings', 'invalid_value'],
+    ]);
   });
 });

@@ -367,8 +367,11 @@ export interface RequestLogFilter {
   requestId?: string;
 }
 
-/** How usage is grouped: by UTC day or hour of the charge, by model, or by key. */
-export type UsageGrouping = 'day' | 'hour' | 'model' | 'key';
+/**
+ * How usage is grouped: by UTC day or hour of the charge, by model, by key, or by endpoint (the
+ * client surface: the charge's from its hold, the logged request's from its route).
+ */
+export type UsageGrouping = 'day' | 'hour' | 'model' | 'key' | 'endpoint';
 
 export interface UsageRange {
   accountId?: string;
@@ -381,7 +384,11 @@ export interface UsageRange {
 }
 
 export interface UsageGroupRow extends TokenCounts {
-  /** The model id, the key id (empty when none), or the start of the UTC day or hour (ISO 8601). */
+  /**
+   * The model id, the key id (empty when none), the endpoint (`unknown` for charges from before
+   * migration 0012, empty for logged requests to no endpoint), or the start of the UTC day or hour
+   * (ISO 8601).
+   */
   group: string;
   /** Charges. */
   requests: number;

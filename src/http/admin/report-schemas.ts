@@ -58,7 +58,7 @@ const usageTotals = {
   excess_usd: z.string().describe('Reported by upstreams beyond the holds: recorded, not billed.'),
 };
 
-export const usageGrouping = z.enum(USAGE_GROUPINGS as ['day', 'hour', 'model', 'key']);
+export const usageGrouping = z.enum(USAGE_GROUPINGS);
 
 export const usageReportSchema = z
   .object({
@@ -66,7 +66,16 @@ export const usageReportSchema = z
     from: z.string().nullable(),
     to: z.string().nullable(),
     by: usageGrouping,
-    rows: z.array(z.object({ group: z.string().describe('The UTC day or hour (its start), the model id or the key id.'), ...usageTotals })),
+    rows: z.array(
+      z.object({
+        group: z
+          .string()
+          .describe(
+            `The UTC day or hour (its start), the model id, the key id, or the endpoint (${SURFACE_NAMES}; \`unknown\` for charges billed before endpoints were recorded). \`""\` holds the errors that had no model, key or endpoint.`,
+          ),
+        ...usageTotals,
+      }),
+    ),
     total: z.object(usageTotals),
   })
   .meta({ id: 'UsageReport' });

@@ -83,8 +83,8 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
     ...read,
     schema: {
       tags: ['usage'],
-      summary: 'Requests, tokens, errors and cost per UTC day or hour, model or key, over a time range',
-      querystring: z.object({ ...range, by: usageGrouping.default('day').describe('One row per UTC day or hour, model or key.'), format: exportFormat }),
+      summary: 'Requests, tokens, errors and cost per UTC day or hour, model, key or endpoint, over a time range',
+      querystring: z.object({ ...range, by: usageGrouping.default('day').describe('One row per UTC day or hour, model, key or endpoint.'), format: exportFormat }),
       response: { 200: jsonOrCsv(usageReportSchema, 'The group (its column named after `by`), requests, tokens, errors, cost_usd, excess_usd; no total row.'), ...errorResponses },
     },
   }, async (request, reply) => {

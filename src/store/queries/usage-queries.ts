@@ -1,6 +1,6 @@
 /**
- * Usage grouped by UTC day or hour, model or key, over a time range: tokens, charges and cost from
- * the ledger (exact, what was billed), and error counts from the request log. Times are epoch
+ * Usage grouped by UTC day or hour, model, key or endpoint, over a time range: tokens, charges and
+ * cost from the ledger (exact, what was billed), and error counts from the request log. Times are epoch
  * milliseconds, so a UTC day or hour starts at a multiple of its length: the bucket is plain
  * integer arithmetic, the same on both engines. Sums are cast back to `bigint` because PostgreSQL
  * widens `sum(bigint)` to `numeric` (which pg returns as a string) while SQLite keeps integers.
@@ -12,13 +12,35 @@ import { toBigInt, toEpochMilliseconds, toNullableText, toSafeNumber } from './r
 
 const BUCKET_MILLISECONDS = { day: 86_400_000, hour: 3_600_000 } as const;
 
-/** The grouping expression over a table's time, model and key columns (literals only, no parameters, so it can repeat in GROUP BY). */
-function groupExpression(grouping: UsageGrouping, columns: { time: string; model: string; key: string }): RawBuilder<unknown> {
+/**
+ * The endpoint group of the charges whose endpoint nobody knows: those written before migration
+ * 0012, whose ledger rows have no surface. (A logged request to no endpoint, such as an unknown
+ * route's 404, is in the group '' instead, as a request with no key or model is.)
+ */
+export const UNKNOWN_SURFACE = 'unknown';
+
+/** A table's columns a grouping reads. */
+interface GroupColumns {
+  time: string;
+  model: string;
+  key: string;
+  /** The surface, with what stands for a row that has none. */
+  surface: RawBuilder<unknown>;
+}
+
+const LEDGER_COLUMNS: GroupColumns = { time: 'created_at', model: 'model', key: 'key_id', surface: sql`coalesce(${sql.ref('surface')}, ${sql.lit(UNKNOWN_SURFACE)})` };
+// NOT NULL since migration 0007: a request to no endpoint has '' (request-log-queries.ts).
+const REQUEST_LOG_COLUMNS: GroupColumns = { time: 'at', model: 'model', key: 'key_id', surface: sql`${sql.ref('surface')}` };
+
+/** The grouping expression over a table's columns (literals only, no parameters, so it can repeat in GROUP BY). */
+function groupExpression(grouping: UsageGrouping, columns: GroupColumns): RawBuilder<unknown> {
   switch (grouping) {
     case 'model':
       return sql`coalesce(${sql.ref(columns.model)}, '')`;
     case 'key':
       return sql`coalesce(${sql.ref(columns.key)}, '')`;
+    case 'endpoint':
+      return columns.surface;
     case 'day':
     case 'hour': {
       const length = sql.lit(BUCKET_MILLISECONDS[grouping]);
@@ -33,7 +55,7 @@ function decodeGroup(grouping: UsageGrouping, value: unknown): string {
 }
 
 export async function usageBy(db: Kysely<Database>, grouping: UsageGrouping, range: UsageRange): Promise<UsageGroupRow[]> {
-  const group = groupExpression(grouping, { time: 'created_at', model: 'model', key: 'key_id' });
+  const group = groupExpression(grouping, LEDGER_COLUMNS);
   let query = db.selectFrom('ledger').where('kind', 'in', ['charge', 'excess']);
   if (range.accountId !== undefined) query = query.where('account_id', '=', range.accountId);
   if (range.keyId !== undefined) query = query.where('key_id', '=', range.keyId);
@@ -68,7 +90,7 @@ export async function usageBy(db: Kysely<Database>, grouping: UsageGrouping, ran
 }
 
 export async function requestErrorsBy(db: Kysely<Database>, grouping: UsageGrouping, range: UsageRange): Promise<ErrorCountRow[]> {
-  const group = groupExpression(grouping, { time: 'at', model: 'model', key: 'key_id' });
+  const group = groupExpression(grouping, REQUEST_LOG_COLUMNS);
   let query = db.selectFrom('request_log').where('error_code', 'is not', null);
   if (range.accountId !== undefined) query = query.where('account_id', '=', range.accountId);
   if (range.keyId !== undefined) query = query.where('key_id', '=', range.keyId);
