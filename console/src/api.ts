@@ -56,6 +56,8 @@ export interface RequestFilter {
   account?: string;
   key?: string;
   model?: string;
+  /** The endpoint, by its surface name. */
+  surface?: string;
   status?: string;
   request_id?: string;
 }

@@ -21,6 +21,7 @@ import type {
 import type { BudgetPeriod } from '../../src/store/store.js';
 
 export type { AdminRole, BudgetPeriod, KeyStatus, UsageGrouping } from '../../src/store/store.js';
+export type { Surface } from '../../src/protocol/canonical.js';
 
 // The admin API's answers, as the server writes them (src/admin/view-shapes.ts).
 export type Account = AccountView;

@@ -96,8 +96,8 @@ describe.skipIf(missing !== null)('console keys, request log and charts, in Chro
       return rows.count();
     }).toBe(1);
     expect(await page.getByLabel('Model').inputValue()).toBe('model-5.6');
-    expect(await rows.first().locator('td').nth(2).textContent()).toBe('200');
-    costUsd = (await rows.first().locator('td').nth(4).locator('.amount').getAttribute('title'))?.replace(/ USD$/, '') ?? '';
+    expect(await rows.first().locator('td').nth(3).textContent()).toBe('200');
+    costUsd = (await rows.first().locator('td').nth(5).locator('.amount').getAttribute('title'))?.replace(/ USD$/, '') ?? '';
     expect(costUsd).toMatch(/^0\.\d+$/);
     await screenshots(page, 'requests');
 

@@ -1,7 +1,7 @@
 /**
- * The overview's usage: spend and traffic over time, the last 30 days by model and by account, and
- * the targets out of rotation. The admin API groups usage by key, not account, so the by-account
- * table adds the keys' exact amounts (BigInt nano-USD) per account, from the keys list.
+ * The overview's usage: spend and traffic over time, the last 30 days by model, by endpoint and by
+ * account, and the targets out of rotation. The admin API groups usage by key, not account, so the
+ * by-account table adds the keys' exact amounts (BigInt nano-USD) per account, from the keys list.
  */
 import { api } from '../api';
 import { ErrorNotice, Loading } from '../components/notice';
@@ -9,6 +9,7 @@ import { TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
 import { Usd } from '../components/usd';
 import { UsageSection } from '../components/usage-section';
+import { endpointLabel, isEndpoint } from '../endpoints';
 import { nanosToUsd, usdToNanos } from '../money';
 import type { Key, UsageReport } from '../types';
 import { useLoad } from '../use-load';
@@ -47,9 +48,15 @@ async function allKeys(): Promise<Key[]> {
 /** The by-account group of the answers that had no key (account ids are `acct_…`, never this). */
 const NO_KEY = '(no key)';
 
-async function loadBreakdown(): Promise<{ models: Totals[]; accounts: Totals[] }> {
+async function loadBreakdown(): Promise<{ models: Totals[]; endpoints: Totals[]; accounts: Totals[] }> {
   const from = new Date(Date.now() - THIRTY_DAYS).toISOString();
-  const [byModel, byKey, keys, accounts] = await Promise.all([api.usage({ by: 'model', from }), api.usage({ by: 'key', from }), allKeys(), api.accounts({ limit: 200 })]);
+  const [byModel, byEndpoint, byKey, keys, accounts] = await Promise.all([
+    api.usage({ by: 'model', from }),
+    api.usage({ by: 'endpoint', from }),
+    api.usage({ by: 'key', from }),
+    allKeys(),
+    api.accounts({ limit: 200 }),
+  ]);
   const accountOfKey = new Map(keys.map((key) => [key.id, key.account_id]));
   const accountNames = new Map(accounts.data.map((account) => [account.id, account.name]));
   const perAccount = new Map<string, Totals>();
@@ -69,8 +76,15 @@ async function loadBreakdown(): Promise<{ models: Totals[]; accounts: Totals[] }
   }
   // The group "" holds the answers refused before a catalog model was named.
   const models = byModel.rows.map((row) => add({ group: row.group, label: row.group === '' ? 'No model (refused)' : row.group, requests: 0, errors: 0, tokens: 0, costNanos: 0n }, row));
+  // "" holds the errors of requests to no endpoint (an unknown route's 404); `unknown`, the charges
+  // billed before the ledger recorded endpoints.
+  const endpoints = byEndpoint.rows.map((row) => {
+    // An endpoint's row links to its requests in the log.
+    const href = isEndpoint(row.group) ? `/console/requests?surface=${encodeURIComponent(row.group)}` : undefined;
+    return add({ group: row.group, label: endpointLabel(row.group), ...(href === undefined ? {} : { href }), requests: 0, errors: 0, tokens: 0, costNanos: 0n }, row);
+  });
   const bySpend = (left: Totals, right: Totals): number => (left.costNanos > right.costNanos ? -1 : left.costNanos < right.costNanos ? 1 : 0);
-  return { models: models.sort(bySpend), accounts: [...perAccount.values()].sort(bySpend) };
+  return { models: models.sort(bySpend), endpoints: endpoints.sort(bySpend), accounts: [...perAccount.values()].sort(bySpend) };
 }
 
 function add(totals: Totals, row: UsageReport['rows'][number]): Totals {
@@ -89,10 +103,11 @@ export function OverviewBreakdown() {
     <>
       <ErrorNotice error={breakdown.error} />
       {breakdown.data === undefined ? (
-        breakdown.loading ? <Loading what="usage by model and account" /> : null
+        breakdown.loading ? <Loading what="usage by model, endpoint and account" /> : null
       ) : (
         <div class="panels">
           <TotalsTable id="by-model" title="By model, last 30 days" column="Model" rows={breakdown.data.models} />
+          <TotalsTable id="by-endpoint" title="By endpoint, last 30 days" column="Endpoint" rows={breakdown.data.endpoints} />
           <TotalsTable id="by-account" title="By account, last 30 days" column="Account" rows={breakdown.data.accounts} />
         </div>
       )}

@@ -1,7 +1,7 @@
 /**
- * The request log: filters (time range, account, key, model, status) kept in the address, pages by
- * cursor, a request's detail (`request_id` in the address), and the CSV export of every matching
- * row (a plain link: the browser downloads it with the session cookie).
+ * The request log: filters (time range, account, key, model, endpoint, status) kept in the
+ * address, pages by cursor, a request's detail (`request_id` in the address), and the CSV export
+ * of every matching row (a plain link: the browser downloads it with the session cookie).
  */
 import { Fragment, type ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
@@ -13,10 +13,11 @@ import { Pager, usePages } from '../components/pager';
 import { TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
 import { Usd } from '../components/usd';
+import { ENDPOINTS, endpointLabel } from '../endpoints';
 import type { Page, RequestLogEntry } from '../types';
 import { useLoad } from '../use-load';
 
-const FILTERS = ['from', 'to', 'account', 'key', 'model', 'status'] as const;
+const FILTERS = ['from', 'to', 'account', 'key', 'model', 'surface', 'status'] as const;
 type FilterName = (typeof FILTERS)[number];
 
 export function RequestsPage() {
@@ -79,6 +80,17 @@ function FilterForm({ filter, onFilter }: { filter: RequestFilter; onFilter: (fi
       {field('account', 'Account')}
       {field('key', 'Key id')}
       {field('model', 'Model')}
+      <div class="field">
+        <label for="filter-surface">Endpoint</label>
+        <select id="filter-surface" value={draft.surface ?? ''} onChange={(event) => setDraft({ ...draft, surface: event.currentTarget.value })}>
+          <option value="">Any</option>
+          {ENDPOINTS.map((surface) => (
+            <option key={surface} value={surface}>
+              {endpointLabel(surface)}
+            </option>
+          ))}
+        </select>
+      </div>
       {field('status', 'HTTP status')}
       <button type="submit">Filter</button>
     </form>
@@ -105,6 +117,7 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
             <thead>
               <tr>
                 <th scope="col">When</th>
+                <th scope="col">Endpoint</th>
                 <th scope="col">Model</th>
                 <th scope="col">Status</th>
                 <th scope="col" class="number">
@@ -125,8 +138,9 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
                   <td data-label="When">
                     <Time iso={entry.at} />
                   </td>
+                  <td data-label="Endpoint">{endpointLabel(entry.surface)}</td>
                   <td data-label="Model">{entry.model ?? ''}</td>
-                  <td data-label="Status">
+                  <td data-label="Status" class="wraps-words">
                     {entry.status}
                     {entry.error_code === null ? '' : ` ${entry.error_code}`}
                   </td>
@@ -139,7 +153,7 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
                   <td data-label="Latency" class="number">
                     {entry.latency_ms} ms
                   </td>
-                  <td data-label="Request id" class="wrap">
+                  <td data-label="Request id" class="wrap breakable">
                     {detailHref === undefined ? <code>{entry.request_id}</code> : <a href={detailHref(entry)}>{entry.request_id}</a>}
                   </td>
                 </tr>
@@ -163,7 +177,7 @@ function RequestDetail({ load, requestId }: { load: () => Promise<Page<RequestLo
     ['When', <Time iso={entry.at} />],
     ['Account', entry.account_id === null ? 'none (refused before a key was known)' : <a href={`/console/accounts/${encodeURIComponent(entry.account_id)}`}>{entry.account_id}</a>],
     ['Key', entry.key_id === null ? 'none' : <a href={`/console/keys/${encodeURIComponent(entry.key_id)}`}>{entry.key_id}</a>],
-    ['Surface', entry.surface ?? 'none'],
+    ['Endpoint', entry.surface === null ? 'none' : `${endpointLabel(entry.surface)} (${entry.surface})`],
     ['Model', entry.model ?? 'none'],
     ['Target', entry.target ?? 'none tried'],
     ['Status', `${entry.status}${entry.error_code === null ? '' : ` (${entry.error_code})`}`],
