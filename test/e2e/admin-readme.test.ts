@@ -92,7 +92,7 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
 
   it('the request log and usage curl lines work as printed and show a request just made', async () => {
     const curls = readmeCurls('### Request log');
-    expect(curls.length).toBeGreaterThanOrEqual(4);
+    expect(curls.length).toBeGreaterThanOrEqual(6);
     await createAccount(harness.store, { name: 'acme', balanceUsd: '5' }, CLI_ACTOR);
     const { secret } = await createKey(harness.store, { accountRef: 'acme' }, CLI_ACTOR);
     const sent = await harness.post('/v1/chat/completions', { model: 'model-5.6', messages: [{ role: 'user', content: 'Hi' }] }, secret);
@@ -106,7 +106,7 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
       expect(status, `${curl}\n${body}`).toBe('200');
       answers.push(body);
     }
-    const [logJson, logCsv, usageJson, usageCsv] = answers as [string, string, string, string];
+    const [logJson, logCsv, usageJson, usageCsv, chatLogJson, byEndpointJson] = answers as [string, string, string, string, string, string];
     const rows = (JSON.parse(logJson) as { data: Array<{ request_id: string; status: number }> }).data;
     expect(rows.map((row) => row.request_id)).toContain(requestId);
     expect(parseCsvRecords(logCsv).header[0]).toBe('at');
@@ -114,6 +114,10 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
     const keys = parseCsvRecords(usageCsv);
     expect(keys.header[0]).toBe('key');
     expect(keys.records).toEqual([expect.objectContaining({ requests: '1', errors: '0' })]);
+    const chatRows = (JSON.parse(chatLogJson) as { data: Array<{ request_id: string; surface: string }> }).data;
+    expect(chatRows.map((row) => row.request_id)).toContain(requestId);
+    expect(new Set(chatRows.map((row) => row.surface))).toEqual(new Set(['chat-completions']));
+    expect(JSON.parse(byEndpointJson)).toMatchObject({ by: 'endpoint', rows: expect.arrayContaining([expect.objectContaining({ group: 'chat-completions', requests: expect.any(Number) })]) });
   });
 
   it('the keys curl lines work as printed, KEY_ID being the id the first one answered', async () => {
