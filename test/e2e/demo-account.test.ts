@@ -57,7 +57,8 @@ describe('the demo account on a fresh database', () => {
     expect(accounts).toEqual([{ name: 'demo', balanceNanos: 5_000_000_000n }]);
     expect(output).toMatch(/Created the demo account with \$5 and this API key/);
     expect(output).toMatch(/\n {2}sk-tg-[A-Za-z0-9]{40}\n/);
-    expect(output.match(/curl http/g)).toHaveLength(2);
+    // Chat and Responses, then embeddings and moderations (the demo catalog serves both).
+    expect(output.match(/curl http/g)).toHaveLength(4);
   }, 60_000);
 
   it("is created with an operator's catalog when asked with --demo", async () => {
