@@ -1,18 +1,10 @@
 /**
  * The `/v1` endpoints as operators know them (their paths), by the surface name the admin API uses
- * in the request log's `surface` and the usage report's `by=endpoint` groups. A `Record` over the
- * server's `Surface`, so a surface added there does not type-check here until it has its path.
+ * in the request log's `surface` and the usage report's `by=endpoint` groups: the server's own
+ * table (a pure constant of src/protocol/), so a surface added there is known here at once.
  */
+import { SURFACE_PATHS as PATHS } from '../../src/protocol/canonical.js';
 import type { Surface } from './types';
-
-const PATHS: Readonly<Record<Surface, string>> = {
-  responses: '/v1/responses',
-  'chat-completions': '/v1/chat/completions',
-  'anthropic-messages': '/v1/messages',
-  embeddings: '/v1/embeddings',
-  moderations: '/v1/moderations',
-  speech: '/v1/audio/speech',
-};
 
 /** Every endpoint, in the order the filter offers them. */
 export const ENDPOINTS = Object.keys(PATHS) as Surface[];

@@ -11,6 +11,16 @@ export const GENERATIVE_SURFACES = ['responses', 'chat-completions', 'anthropic-
 export const SURFACES = [...GENERATIVE_SURFACES, 'embeddings', 'moderations', 'speech'] as const;
 export type Surface = (typeof SURFACES)[number];
 
+/** The path of each endpoint, as clients call it (and as operators know it, in the console). */
+export const SURFACE_PATHS: Readonly<Record<Surface, string>> = Object.freeze({
+  responses: '/v1/responses',
+  'chat-completions': '/v1/chat/completions',
+  'anthropic-messages': '/v1/messages',
+  embeddings: '/v1/embeddings',
+  moderations: '/v1/moderations',
+  speech: '/v1/audio/speech',
+});
+
 /** Reasoning effort values accepted on /v1/responses (docs/contract.md §4.1). */
 export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];

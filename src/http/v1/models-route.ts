@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { clipEcho } from '../../protocol/client-echo.js';
-import type { Surface } from '../../protocol/canonical.js';
+import { SURFACE_PATHS, type Surface } from '../../protocol/canonical.js';
 import type { Catalog, ModelEntry } from '../../routing/catalog.js';
 import type { Router } from '../../routing/router.js';
 import { requireContext } from './api-hooks.js';
@@ -29,16 +29,6 @@ export function modelForKey(catalog: Catalog, router: Router, keyModels: readonl
   const model = catalog.get(id);
   return model !== undefined && usableByKey(model, router, keyModels) ? model : undefined;
 }
-
-/** The path of each endpoint, as the client calls it. */
-export const SURFACE_PATHS: Readonly<Record<Surface, string>> = Object.freeze({
-  responses: '/v1/responses',
-  'chat-completions': '/v1/chat/completions',
-  'anthropic-messages': '/v1/messages',
-  embeddings: '/v1/embeddings',
-  moderations: '/v1/moderations',
-  speech: '/v1/audio/speech',
-});
 
 /**
  * `model` when it serves `surface` (catalog `endpoints`); otherwise OpenAI's 404 `model_not_found`

@@ -10,14 +10,14 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { UsageMeter, type InputCount } from '../../billing/usage-meter.js';
 import { runYielding } from '../../lib/run-yielding.js';
-import type { Surface, Usage } from '../../protocol/canonical.js';
+import { SURFACE_PATHS, type Surface, type Usage } from '../../protocol/canonical.js';
 import { walkInputBound } from '../../protocol/input-bound.js';
 import type { Target } from '../../routing/catalog.js';
 import { parseJsonBody } from '../body.js';
 import { resolveModel, type AnswerServices } from './answer.js';
 import { runAnswer, type AnswerLifecycle } from './answer-lifecycle.js';
 import { limitTokens, requireContext } from './api-hooks.js';
-import { requireEndpoint, SURFACE_PATHS } from './models-route.js';
+import { requireEndpoint } from './models-route.js';
 
 /**
  * What a target answered: the body in the client's wire format, and the input it reported, if any;
