@@ -15,8 +15,7 @@ import {
   optionalString,
   unknownParameter,
 } from './field-checks.js';
-import { slicesOf, YIELD_CHARACTERS } from './text-slices.js';
-import { countTextTokens } from './tokens.js';
+import { countTexts } from './tokens.js';
 
 /** At most this many inputs in one request (OpenAI's `maxItems`). */
 export const MAX_EMBEDDING_INPUTS = 2_048;
@@ -96,28 +95,8 @@ export function embeddingTexts(request: EmbeddingsRequest): string[] | null {
  * slices for the driver to pause, lib/run-yielding.ts), each token array its length.
  */
 export function* countEmbeddingTokens(inputs: readonly EmbeddingInput[]): Generator<void, number> {
-  let total = 0;
-  let sinceYield = 0;
-  for (const input of inputs) {
-    if (typeof input !== 'string') {
-      total += input.length;
-      sinceYield += input.length;
-    } else {
-      for (const slice of slicesOf(input)) {
-        total += countTextTokens(slice);
-        sinceYield += slice.length;
-        if (sinceYield >= YIELD_CHARACTERS) {
-          sinceYield = 0;
-          yield;
-        }
-      }
-    }
-    if (sinceYield >= YIELD_CHARACTERS) {
-      sinceYield = 0;
-      yield;
-    }
-  }
-  return total;
+  const tokenIds = inputs.reduce((sum, input) => sum + (typeof input === 'string' ? 0 : input.length), 0);
+  return tokenIds + (yield* countTexts(inputs.filter((input): input is string => typeof input === 'string')));
 }
 
 /** A vector as the client asked: the numbers, or their little-endian float32 bytes in base64. */

@@ -6,8 +6,7 @@
  */
 import { InvalidRequestError } from './canonical.js';
 import { emptyArray, invalidType, isRecord, missingParameter, optionalString, unknownParameter } from './field-checks.js';
-import { slicesOf, YIELD_CHARACTERS } from './text-slices.js';
-import { countTextTokens, TOKENS_PER_IMAGE } from './tokens.js';
+import { countTexts, TOKENS_PER_IMAGE } from './tokens.js';
 
 /** The model OpenAI moderates with when the request names none. */
 export const DEFAULT_MODERATION_MODEL = 'omni-moderation-latest';
@@ -52,24 +51,9 @@ export function decodeModerationsRequest(body: unknown): ModerationsRequest {
 
 /** The input tokens of a request: each text's, a flat allowance per image; yielding between slices. */
 export function* countModerationTokens(request: ModerationsRequest): Generator<void, number> {
-  let total = 0;
-  let sinceYield = 0;
-  for (const item of request.input) {
-    const text = typeof item === 'string' ? item : item.type === 'text' ? item.text : undefined;
-    if (text === undefined) {
-      total += TOKENS_PER_IMAGE;
-      continue;
-    }
-    for (const slice of slicesOf(text)) {
-      total += countTextTokens(slice);
-      sinceYield += slice.length;
-      if (sinceYield >= YIELD_CHARACTERS) {
-        sinceYield = 0;
-        yield;
-      }
-    }
-  }
-  return total;
+  const texts = request.input.map((item) => (typeof item === 'string' ? item : item.type === 'text' ? item.text : undefined));
+  const images = texts.filter((text) => text === undefined).length;
+  return images * TOKENS_PER_IMAGE + (yield* countTexts(texts.filter((text): text is string => text !== undefined)));
 }
 
 /** The 13 categories of OpenAI's moderation models. */

@@ -310,6 +310,27 @@ function* inputTexts(request: CanonicalRequest): Generator<string, number> {
 }
 
 /**
+ * The exact tokens of `texts` (`countTextTokens`, no budget), a slice at a time, yielding after
+ * every YIELD_CHARACTERS for the driver to pause (lib/run-yielding.ts). What the whole-answer
+ * endpoints bill when the upstream reports no usage.
+ */
+export function* countTexts(texts: Iterable<string>): Generator<void, number> {
+  let total = 0;
+  let sinceYield = 0;
+  for (const text of texts) {
+    for (const slice of slicesOf(text)) {
+      total += countTextTokens(slice);
+      sinceYield += slice.length;
+      if (sinceYield >= YIELD_CHARACTERS) {
+        sinceYield = 0;
+        yield;
+      }
+    }
+  }
+  return total;
+}
+
+/**
  * An estimate of the input tokens of a canonical request, with the same framing as OpenAI's chat
  * format: for the simulated provider it is its exact input count. Holds are sized from the whole
  * client body instead (input-bound.ts), which covers every byte forwarded upstream.
