@@ -8,11 +8,11 @@
  */
 import { GatewayError } from '../errors/gateway-error.js';
 import { idSuffix } from '../lib/ids.js';
-import type { Surface, Usage } from '../protocol/canonical.js';
+import type { PricedUnits, Surface, Usage } from '../protocol/canonical.js';
 import { KeyBudgetExceededError, type Charge, type KeyBudget, type MoneyStore } from '../store/store.js';
 import { withMargin, type InputBound } from './input-bounds.js';
 import { budgetWindow } from './key-budget.js';
-import { costOf, type ModelPrices } from './prices.js';
+import { costOf, costOfUnits, type ModelPrices } from './prices.js';
 import { costOfTokens } from './money.js';
 
 /** An open hold, as returned by `reserve` and passed back to `settle`. */
@@ -80,15 +80,20 @@ export class BillingService {
 
   /**
    * Amount to hold: the input bound (with the model's margin) at the input price + maxOutputTokens
-   * at the output price.
+   * at the output price + the units billed each (images, audio, characters) when the endpoint
+   * bills them, bounded by what the request says (protocol/…: the images asked for, the file's
+   * duration).
    */
-  holdAmount(model: string, inputTokenBound: number, maxOutputTokens: number): bigint {
+  holdAmount(model: string, inputTokenBound: number, maxOutputTokens: number, units?: PricedUnits): bigint {
     const prices = this.pricesOf(model);
     const inputTokens = withMargin(inputTokenBound, this.inputBound(model).marginPercent);
-    // Any input token may turn out to be a cache write: hold at the dearer of the two prices.
-    const cacheWrite = prices.cacheWritePerMillion ?? prices.inputPerMillion;
-    const inputPrice = cacheWrite > prices.inputPerMillion ? cacheWrite : prices.inputPerMillion;
-    return costOfTokens(inputTokens, inputPrice) + costOfTokens(maxOutputTokens, prices.outputPerMillion);
+    // Any input token may turn out to be a cache write or an image: hold at the dearest of the prices.
+    const inputPrice = [prices.cacheWritePerMillion, prices.imageInputPerMillion].reduce<bigint>(
+      (dearest, price) => (price !== undefined && price > dearest ? price : dearest),
+      prices.inputPerMillion,
+    );
+    const unitCost = units === undefined ? 0n : costOfUnits(units, prices);
+    return costOfTokens(inputTokens, inputPrice) + costOfTokens(maxOutputTokens, prices.outputPerMillion) + unitCost;
   }
 
   /**
@@ -108,8 +113,10 @@ export class BillingService {
     /** A bound of the input tokens the upstream can bill (protocol/input-bound.ts), before the margin. */
     inputTokenBound: number;
     maxOutputTokens: number;
+    /** The most units billed each the request can use (images asked for, the file's duration). */
+    units?: PricedUnits;
   }): Promise<Hold> {
-    const amountNanos = this.holdAmount(input.model, input.inputTokenBound, input.maxOutputTokens);
+    const amountNanos = this.holdAmount(input.model, input.inputTokenBound, input.maxOutputTokens, input.units);
     const hold: Hold = {
       id: `hold_${idSuffix()}`,
       accountId: input.accountId,
@@ -185,7 +192,8 @@ export class BillingService {
     };
   }
 
-  private pricesOf(model: string): ModelPrices {
+  /** The prices of catalog model `model`; the 503 `model_unavailable` for a model outside the catalog. */
+  pricesOf(model: string): ModelPrices {
     const prices = this.prices.get(model);
     // Routing only admits catalog models, and every catalog model has prices, so this is a model
     // outside the catalog: to the client, not available (the spec's 503 text, unchanged).
@@ -195,5 +203,7 @@ export class BillingService {
 }
 
 function isZeroUsage(usage: Usage): boolean {
-  return usage.inputTokens === 0 && usage.cachedInputTokens === 0 && usage.outputTokens === 0 && usage.reasoningTokens === 0;
+  const units = usage.units;
+  const noUnits = units === undefined || ((units.images ?? 0) === 0 && (units.audioMilliseconds ?? 0) === 0 && (units.characters ?? 0) === 0);
+  return noUnits && usage.inputTokens === 0 && usage.cachedInputTokens === 0 && usage.outputTokens === 0 && usage.reasoningTokens === 0;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { configFileSchema, type ConfigFile } from '../config/schema.js';
-import { costOf, pricesFromConfig, type ModelPrices } from './prices.js';
+import { costOf, costOfUnits, imageTier, pricesFromConfig, type ModelPrices } from './prices.js';
 
 function models(prices: Array<{ id: string; prices: Record<string, string | number> }>): ConfigFile['models'] {
   return configFileSchema.parse({
@@ -72,5 +72,48 @@ describe('costOf', () => {
     expect(() => costOf({ inputTokens: -1, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, prices)).toThrow(RangeError);
     expect(() => costOf({ inputTokens: 1, cachedInputTokens: 0, outputTokens: 1.5, reasoningTokens: 0 }, prices)).toThrow(RangeError);
     expect(() => costOf({ inputTokens: Number.NaN, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 }, prices)).toThrow(RangeError);
+  });
+});
+
+describe('units billed each', () => {
+  const base: ModelPrices = { inputPerMillion: 5_000_000_000n, cachedInputPerMillion: 5_000_000_000n, outputPerMillion: 40_000_000_000n };
+  const images: ModelPrices = {
+    ...base,
+    imageInputPerMillion: 10_000_000_000n,
+    perImage: new Map([
+      ['1024x1024/low', 11_000_000n],
+      ['1024x1024/high', 167_000_000n],
+      ['1536x1024', 250_000_000n],
+      ['default', 40_000_000n],
+    ]),
+  };
+  const zero = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+
+  it('finds an image tier by size and quality, then size, then default; the dearest that can match when the upstream chooses', () => {
+    expect(imageTier(images, '1024x1024', 'low')).toBe('1024x1024/low');
+    expect(imageTier(images, '1536x1024', 'high')).toBe('1536x1024');
+    expect(imageTier(images, '1024x1536', 'medium')).toBe('default');
+    expect(imageTier(images, '1024x1024', 'auto')).toBe('1024x1024/high');
+    expect(imageTier(images, 'auto', 'auto')).toBe('1536x1024');
+    expect(imageTier(base, '1024x1024', 'low')).toBeUndefined();
+    expect(imageTier({ ...base, perImage: new Map([['1024x1024/low', 1n]]) }, '512x512', 'low')).toBeUndefined();
+  });
+
+  it('bills images at their tier, audio by the millisecond rounded up, characters per 1M (the input price without one)', () => {
+    expect(costOfUnits({ images: 3, imageTier: '1024x1024/high' }, images)).toBe(501_000_000n);
+    expect(costOf({ ...zero, units: { images: 2, imageTier: '1536x1024' } }, images)).toBe(500_000_000n);
+    const audio: ModelPrices = { ...base, perAudioSecond: 100_000n };
+    // 12.345 s at 100,000 nanos per second; 1 ms of a 3-nano-per-second price rounds up to a nano.
+    expect(costOfUnits({ audioMilliseconds: 12_345 }, audio)).toBe(1_234_500n);
+    expect(costOfUnits({ audioMilliseconds: 1 }, { ...base, perAudioSecond: 3n })).toBe(1n);
+    expect(costOfUnits({ characters: 1_000 }, { ...base, perMillionCharacters: 15_000_000_000n })).toBe(15_000_000n);
+    expect(costOfUnits({ characters: 1_000 }, base)).toBe(5_000_000n);
+  });
+
+  it('bills image input tokens at the image-input price, within the input count', () => {
+    const usage = { inputTokens: 1_000, cachedInputTokens: 0, imageInputTokens: 600, outputTokens: 4_160, reasoningTokens: 0 };
+    // 400 text × 5000 + 600 image × 10000 + 4160 × 40000 nanos.
+    expect(costOf(usage, images)).toBe(2_000_000n + 6_000_000n + 166_400_000n);
+    expect(costOf({ ...usage, imageInputTokens: 5_000 }, images)).toBe(10_000_000n + 166_400_000n);
   });
 });

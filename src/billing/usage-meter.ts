@@ -11,7 +11,7 @@
  * of a running answer), a slice at a time with pauses in between: never the hold's bound.
  */
 import { runYielding } from '../lib/run-yielding.js';
-import { isSaneUsage, type CanonicalEvent, type InputUsage, type Usage } from '../protocol/canonical.js';
+import { isSaneUsage, type CanonicalEvent, type InputUsage, type PricedUnits, type Usage } from '../protocol/canonical.js';
 import { countTextTokens, utf8Length } from '../protocol/tokens.js';
 
 /**
@@ -45,6 +45,8 @@ export class UsageMeter {
   private wasAccepted = false;
   /** Checkpoints taken of the running answer. */
   private checkpoints = 0;
+  /** What is billed per unit once the upstream accepted the request (images, audio, characters); see `billUnits`. */
+  private units: PricedUnits | undefined;
   /** What the tokenizer threw, if it ever did (a gateway bug); see `countingFault`. */
   private fault: { error: unknown } | undefined;
 
@@ -76,6 +78,15 @@ export class UsageMeter {
    */
   accepted(): void {
     this.wasAccepted = true;
+  }
+
+  /**
+   * Units billed each, on top of the tokens, once the answer is billable: what the request measured
+   * (a file's duration, the characters to speak) from the start, replaced by what the upstream
+   * reported (the images it made) when it does. A checkpoint carries them, so a crash bills them.
+   */
+  billUnits(units: PricedUnits): void {
+    this.units = units;
   }
 
   /**
@@ -150,7 +161,7 @@ export class UsageMeter {
    * the input counted exactly (in slices; see InputCount) when it is billable.
    */
   async usage(): Promise<Usage> {
-    if (this.reported !== undefined && this.saneReport) return this.reported;
+    if (this.reported !== undefined && this.saneReport) return this.withUnits(this.reported);
     if (this.billable && this.reportedInput === undefined) await this.countInput();
     return this.metered();
   }
@@ -179,7 +190,12 @@ export class UsageMeter {
     this.countedReasoning += this.count(this.pendingReasoning);
     this.pendingReasoning = '';
     const input: InputUsage = !this.billable ? NO_INPUT : (this.reportedInput ?? { inputTokens: this.input ?? 0, cachedInputTokens: 0 });
-    return { ...input, outputTokens: this.countedOutput + this.countedReasoning, reasoningTokens: this.countedReasoning };
+    return this.withUnits({ ...input, outputTokens: this.countedOutput + this.countedReasoning, reasoningTokens: this.countedReasoning });
+  }
+
+  /** `usage` with the units billed each, once the answer is billable. */
+  private withUnits(usage: Usage): Usage {
+    return this.units === undefined || !this.billable ? usage : { ...usage, units: this.units };
   }
 
   /**

@@ -115,7 +115,25 @@ const modelSchema = z
     id: z.string().min(1),
     enabled: z.boolean().default(true),
     prices: z
-      .object({ input: usdAmount, cached_input: usdAmount.optional(), cache_write: usdAmount.optional(), output: usdAmount })
+      .object({
+        /** Per 1M tokens, as every price below unless it says otherwise. */
+        input: usdAmount,
+        cached_input: usdAmount.optional(),
+        cache_write: usdAmount.optional(),
+        /** Input tokens that are images (gpt-image's reports); absent: the input price. */
+        image_input: usdAmount.optional(),
+        output: usdAmount,
+        /**
+         * Per image made, by tier: `<size>/<quality>` (`1024x1024/high`), `<size>`, or `default`,
+         * looked up in that order (billing/prices.ts). A model priced per image refuses a size and
+         * quality it has no price for.
+         */
+        image: z.record(z.string().regex(/^(default|[a-z0-9]+(\/[a-z]+)?)$/, 'an image tier: <size>/<quality>, <size> or default'), usdAmount).optional(),
+        /** Per second of input audio (transcriptions, translations), billed by the millisecond. */
+        audio_second: usdAmount.optional(),
+        /** Per 1M characters of text spoken (speech); absent: speech bills its characters at `input`. */
+        characters: usdAmount.optional(),
+      })
       .strict(),
     /**
      * The `/v1` endpoints the model serves; asked on any other, it answers 404 `model_not_found`
@@ -209,8 +227,16 @@ const alerts = z
  * 1 Mbit/s), keep-alive above the 60 s idle timeout of common load balancers so that they close
  * first, and a check every second so that a timeout is enforced within a second of its value.
  */
+/** OpenAI's own limits on an uploaded file: 25 MB of audio, 50 MB of image(s) to edit. */
+const DEFAULT_UPLOAD_LIMITS = {
+  'image-edits': 50 * 1024 * 1024,
+  transcriptions: 25 * 1024 * 1024,
+  translations: 25 * 1024 * 1024,
+};
+
 const DEFAULT_LIMITS = {
   max_body_bytes: 8 * 1024 * 1024,
+  max_upload_bytes: DEFAULT_UPLOAD_LIMITS,
   headers_timeout_ms: 10_000,
   request_timeout_ms: 60_000,
   keep_alive_timeout_ms: 72_000,
@@ -286,6 +312,18 @@ export const configFileSchema = z
     limits: z
       .object({
         max_body_bytes: z.number().int().positive().default(DEFAULT_LIMITS.max_body_bytes),
+        /**
+         * The largest multipart body each upload endpoint reads, files and fields together (413
+         * beyond it, nothing forwarded or billed); `max_body_bytes` bounds the JSON endpoints.
+         */
+        max_upload_bytes: z
+          .object({
+            'image-edits': z.number().int().positive().default(DEFAULT_UPLOAD_LIMITS['image-edits']),
+            transcriptions: z.number().int().positive().default(DEFAULT_UPLOAD_LIMITS.transcriptions),
+            translations: z.number().int().positive().default(DEFAULT_UPLOAD_LIMITS.translations),
+          })
+          .strict()
+          .default(DEFAULT_UPLOAD_LIMITS),
         /** Time a client has to send the request line and headers (a slowloris is cut after it). */
         headers_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.headers_timeout_ms),
         /** Time a client has to send the whole request, body included; the answer is not limited. */

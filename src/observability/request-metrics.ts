@@ -22,6 +22,10 @@ const SURFACE_LABELS: ReadonlyMap<string, string> = new Map([
   ['embeddings', 'embeddings'],
   ['moderations', 'moderations'],
   ['speech', 'speech'],
+  ['image-generations', 'image-generations'],
+  ['image-edits', 'image-edits'],
+  ['transcriptions', 'transcriptions'],
+  ['translations', 'translations'],
 ]);
 
 /** The bounded `surface` label of a surface (either spelling), `unknown` for anything else. */

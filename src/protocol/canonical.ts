@@ -8,7 +8,16 @@
 /** The generative surfaces: those whose answers are canonical events (this file's request and events). */
 export const GENERATIVE_SURFACES = ['responses', 'chat-completions', 'anthropic-messages'] as const;
 /** Every `/v1` creation endpoint a catalog model may serve (its `endpoints`). */
-export const SURFACES = [...GENERATIVE_SURFACES, 'embeddings', 'moderations', 'speech'] as const;
+export const SURFACES = [
+  ...GENERATIVE_SURFACES,
+  'embeddings',
+  'moderations',
+  'speech',
+  'image-generations',
+  'image-edits',
+  'transcriptions',
+  'translations',
+] as const;
 export type Surface = (typeof SURFACES)[number];
 
 /** The path of each endpoint, as clients call it (and as operators know it, in the console). */
@@ -19,7 +28,15 @@ export const SURFACE_PATHS: Readonly<Record<Surface, string>> = Object.freeze({
   embeddings: '/v1/embeddings',
   moderations: '/v1/moderations',
   speech: '/v1/audio/speech',
+  'image-generations': '/v1/images/generations',
+  'image-edits': '/v1/images/edits',
+  transcriptions: '/v1/audio/transcriptions',
+  translations: '/v1/audio/translations',
 });
+
+/** The endpoints whose request is a multipart upload (a file and fields), not JSON. */
+export const UPLOAD_SURFACES = ['image-edits', 'transcriptions', 'translations'] as const satisfies readonly Surface[];
+export type UploadSurface = (typeof UPLOAD_SURFACES)[number];
 
 /** Reasoning effort values accepted on /v1/responses (docs/contract.md §4.1). */
 export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
@@ -137,6 +154,26 @@ export interface Usage {
    * billed at the model's `cache_write` price. Absent means 0: only Anthropic reports it.
    */
   cacheWriteInputTokens?: number;
+  /**
+   * Input tokens that were images (gpt-image's `input_tokens_details.image_tokens`), part of
+   * `inputTokens`, billed at the model's `image_input` price. Absent means 0.
+   */
+  imageInputTokens?: number;
+  /** What is billed per unit rather than per token (images, seconds of audio, characters). */
+  units?: PricedUnits;
+}
+
+/**
+ * Units priced each (docs/architecture.md, Money), all integers: images made at the model's price
+ * for their tier (`<size>/<quality>`, billing/prices.ts), milliseconds of input audio at its price
+ * per second, characters of text spoken at its price per 1M characters.
+ */
+export interface PricedUnits {
+  images?: number;
+  /** The tier of `images`: the price key they are billed at. */
+  imageTier?: string;
+  audioMilliseconds?: number;
+  characters?: number;
 }
 
 /**

@@ -232,6 +232,7 @@ function appParts(built: Built): AppDeps {
       authenticator,
       authGuards,
       rateLimits: config.rate_limits,
+      uploadLimits: config.limits.max_upload_bytes,
     },
     admin: {
       store,

@@ -16,7 +16,7 @@ import type { HoldKeeper } from '../../billing/hold-keeper.js';
 import type { SettleRetrier } from '../../billing/settle-retry.js';
 import type { UsageMeter } from '../../billing/usage-meter.js';
 import type { GatewayErrorCode } from '../../errors/gateway-error.js';
-import type { Surface, Usage } from '../../protocol/canonical.js';
+import type { PricedUnits, Surface, Usage } from '../../protocol/canonical.js';
 import type { Target } from '../../routing/catalog.js';
 import type { ApiContext } from './api-context.js';
 import type { InFlight } from './in-flight.js';
@@ -43,6 +43,8 @@ export interface ReserveInput {
   model: string;
   inputTokenBound: number;
   maxOutputTokens: number;
+  /** The most units billed each the request can use (billing/prices.ts). */
+  units?: PricedUnits;
 }
 
 /** Where in an answer the gateway itself failed (the `stage` of `tollgate_answer_faults_total`). */

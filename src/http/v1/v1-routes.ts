@@ -1,7 +1,7 @@
 /**
  * Every `/v1` route, registered on the app from what `/v1` needs and nothing more: the three
- * generative endpoints (one handler, one surface adapter each), embeddings, moderations and speech
- * (one whole-answer handler, one endpoint each), token counting, the model list and
+ * generative endpoints (one handler, one surface adapter each), embeddings, moderations, speech,
+ * images and transcriptions (one whole-answer handler, one endpoint each), token counting, the model list and
  * the stored-response endpoints. Each route runs the API hooks (key, then request rate limit).
  */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
@@ -11,7 +11,8 @@ import type { AuthGuards } from '../auth-guards.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { createApiHooks } from './api-hooks.js';
 import { registerModelRoutes } from './models-route.js';
-import { registerWholeRoute } from './whole-answer.js';
+import { acceptUploads } from './upload.js';
+import { registerWholeRoute, type WholeEndpoint } from './whole-answer.js';
 import { anthropicMessagesSurface } from './surfaces/anthropic-messages/anthropic-messages-surface.js';
 import { registerCountTokensRoute } from './surfaces/anthropic-messages/count-tokens-route.js';
 import { chatCompletionsSurface } from './surfaces/chat-completions/chat-completions-surface.js';
@@ -23,6 +24,11 @@ import { createResponsesSurface } from './surfaces/responses/responses-surface.j
 import { registerStoredResponseRoutes } from './surfaces/responses/stored-response-routes.js';
 import type { SurfaceAdapter } from './surfaces/surface.js';
 
+/** The whole-answer endpoints whose body is JSON. */
+const JSON_ENDPOINTS: readonly WholeEndpoint<{ model: string }>[] = [embeddingsEndpoint, moderationsEndpoint, speechEndpoint];
+/** The whole-answer endpoints whose body is a multipart upload. */
+const UPLOAD_ENDPOINTS: readonly WholeEndpoint<{ model: string }>[] = [];
+
 /** What `/v1` needs: the answer's services, and what its hooks and stored responses use. */
 export interface V1Deps extends AnswerServices {
   authenticator: Authenticator;
@@ -31,6 +37,8 @@ export interface V1Deps extends AnswerServices {
   /** Stored responses (Responses `store`, `previous_response_id`, GET and DELETE). */
   store: ResponseStore;
   rateLimits: ConfigFile['rate_limits'];
+  /** The upload endpoints' body limits (`limits.max_upload_bytes`). */
+  uploadLimits: ConfigFile['limits']['max_upload_bytes'];
 }
 
 /**
@@ -55,9 +63,13 @@ function registerRoutes(app: FastifyInstance, deps: V1Deps): void {
   // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
   const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
   answerRoute('/v1/messages', anthropicMessagesSurface, onAnthropicRequest);
-  registerWholeRoute(app, embeddingsEndpoint, { onRequest, services: deps });
-  registerWholeRoute(app, moderationsEndpoint, { onRequest, services: deps });
-  registerWholeRoute(app, speechEndpoint, { onRequest, services: deps });
+  const whole = { onRequest, services: deps, uploadLimits: deps.uploadLimits };
+  for (const endpoint of JSON_ENDPOINTS) registerWholeRoute(app, endpoint, whole);
+  // Multipart bodies are read only on the upload endpoints, in a scope of their own (upload.ts).
+  void app.register(async (uploads) => {
+    await acceptUploads(uploads);
+    for (const endpoint of UPLOAD_ENDPOINTS) registerWholeRoute(uploads, endpoint, whole);
+  });
   registerCountTokensRoute(app, { onRequest: onAnthropicRequest, catalog: deps.catalog, router: deps.router });
   // Anthropic's clients list models too (with `x-api-key`).
   const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });

@@ -5,11 +5,13 @@
  * their authentication and version headers, what their error bodies say, and their name in
  * messages. Every message that leaves is free of the secret and of the upstream's address.
  */
+import { Readable } from 'node:stream';
 import { errors, Pool, type Dispatcher } from 'undici';
 import type { TimeoutsConfig } from '../../config/schema.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import { UpstreamError, type UpstreamFailureKind } from '../provider.js';
 import type { ErrorBodyReader } from './error-body.js';
+import { MultipartBody } from './multipart-body.js';
 import { resolveSecret, type SecretConfig } from './provider-secret.js';
 import { createRedactor, type Redactor } from './redaction.js';
 import { classifyTransportFailure } from './transport-failure.js';
@@ -151,7 +153,8 @@ export class UpstreamHttpClient {
   async post(path: string, body: unknown, options: PostOptions): Promise<UpstreamResponse> {
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', headers: this.#headersOf(options), body: JSON.stringify(body), signal: options.signal });
+      const request = body instanceof MultipartBody ? this.#multipart(body, options) : { headers: this.#headersOf(options), body: JSON.stringify(body) };
+      response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', ...request, signal: options.signal });
     } catch (error) {
       if (options.signal.aborted) throw error;
       throw this.transportFailure(error);
@@ -170,7 +173,8 @@ export class UpstreamHttpClient {
   async postForWhole(path: string, body: unknown, options: PostOptions): Promise<WholeUpstreamResponse> {
     let answer: CollectedAnswer;
     try {
-      answer = await collect(this.#pool, { path: this.#basePath + path, method: 'POST', headers: this.#headersOf(options), body: JSON.stringify(body) }, options.signal);
+      const request = body instanceof MultipartBody ? this.#multipart(body, options) : { headers: this.#headersOf(options), body: JSON.stringify(body) };
+      answer = await collect(this.#pool, { path: this.#basePath + path, method: 'POST', ...request }, options.signal);
     } catch (error) {
       if (options.signal.aborted) throw error;
       throw this.transportFailure(error);
@@ -186,6 +190,20 @@ export class UpstreamHttpClient {
     }
     // As in `post`: an error body lost on the way only costs the detail.
     throw await this.#statusFailure(status, () => (answer.failure === undefined ? answer.text : ''));
+  }
+
+  /** An upload's body and headers: its own content type and length, the rest as `#headersOf`. */
+  #multipart(body: MultipartBody, options: PostOptions): { headers: Record<string, string>; body: Readable } {
+    const headers = {
+      accept: options.stream ? 'text/event-stream' : 'application/json',
+      ...options.extraHeaders,
+      ...this.#headers,
+      'content-type': body.contentType,
+      'content-length': String(body.length),
+      'x-request-id': options.requestId,
+    };
+    // A stream over the same chunks each time: a failover sends them again, not a copy.
+    return { headers, body: Readable.from(body, { objectMode: false }) };
   }
 
   /** The headers of a call: the call's `accept`, the client's headers, the provider's (which win), the request id. */

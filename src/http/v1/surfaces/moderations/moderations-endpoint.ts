@@ -6,17 +6,17 @@
 import { GatewayError } from '../../../../errors/gateway-error.js';
 import { countModerationTokens, decodeModerationsRequest, type ModerationsRequest } from '../../../../protocol/moderations.js';
 import { servesEndpoint } from '../../../../routing/catalog.js';
-import type { WholeEndpoint } from '../../whole-answer.js';
+import { jsonOf, type WholeEndpoint } from '../../whole-answer.js';
 
 export const moderationsEndpoint: WholeEndpoint<ModerationsRequest> = {
   surface: 'moderations',
-  decode: decodeModerationsRequest,
+  decode: (body) => decodeModerationsRequest(jsonOf(body)),
   countInput: (request) => () => countModerationTokens(request),
   serves: (target) => servesEndpoint(target.provider, 'moderations'),
   async call(target, request, body, signal, requestId) {
     const moderate = target.provider.moderate;
     if (moderate === undefined) throw new GatewayError('model_unavailable');
-    return moderate({ upstreamModel: target.upstreamModel, request, body, signal, requestId });
+    return moderate({ upstreamModel: target.upstreamModel, request, body: jsonOf(body), signal, requestId });
   },
   answer: (result, request) => ({ ...result.body, model: request.model }),
 };
