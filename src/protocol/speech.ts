@@ -2,11 +2,11 @@
  * The text-to-speech request as the gateway reads it (docs/wire-protocols.md §10): OpenAI's fields
  * and 400s, `input` at most 4,096 characters. The binary answer carries no usage, so what is billed
  * is the request's own measure, known before the call: its characters (OpenAI prices `tts-1` per
- * million characters; a speech model's catalog `input` price is per million characters).
- * `stream_format: "sse"` is not served yet: refused with a 400 rather than answered in another shape.
+ * million characters: the catalog's `characters` price). With `stream_format: "sse"` the answer is
+ * events whose last one reports tokens (gpt-4o-mini-tts), and those are billed instead.
  */
 import { InvalidRequestError } from './canonical.js';
-import { invalidType, isRecord, missingParameter, optionalEnum, optionalNumber, optionalString, stringTooLong, unknownParameter, unsupportedValue } from './field-checks.js';
+import { invalidType, isRecord, missingParameter, optionalEnum, optionalNumber, optionalString, stringTooLong, unknownParameter } from './field-checks.js';
 
 export const SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
 export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
@@ -22,6 +22,8 @@ export interface SpeechRequest {
   responseFormat: SpeechFormat;
   speed?: number;
   instructions?: string;
+  /** `stream_format: "sse"`: the audio as base64 events, the last with the usage. */
+  stream: boolean;
 }
 
 const KNOWN_FIELDS = new Set(['model', 'input', 'voice', 'instructions', 'response_format', 'speed', 'stream_format']);
@@ -53,8 +55,7 @@ export function decodeSpeechRequest(body: unknown): SpeechRequest {
   const speed = optionalNumber(body.speed, 'speed', { minimum: 0.25, maximum: 4 });
   const instructions = optionalString(body.instructions, 'instructions', MAX_SPEECH_CHARACTERS);
   const streamFormat = optionalEnum(body.stream_format, 'stream_format', ['audio', 'sse'] as const);
-  if (streamFormat === 'sse') throw unsupportedValue('stream_format', "stream_format 'sse' is not served by this gateway yet: ask for the audio itself ('audio').");
-  return { model, input, voice, responseFormat, ...(speed === undefined ? {} : { speed }), ...(instructions === undefined ? {} : { instructions }) };
+  return { model, input, voice, responseFormat, stream: streamFormat === 'sse', ...(speed === undefined ? {} : { speed }), ...(instructions === undefined ? {} : { instructions }) };
 }
 
 /** The characters of a text as billed: code points (an emoji is one character, not two). */

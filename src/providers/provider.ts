@@ -4,7 +4,7 @@
  * billing; they report failures as `UpstreamError` and the router/http layers decide what the client
  * sees.
  */
-import type { CanonicalEvent, CanonicalRequest, HostedTool, Surface } from '../protocol/canonical.js';
+import type { CanonicalEvent, CanonicalRequest, HostedTool, PricedUnits, Surface, Usage } from '../protocol/canonical.js';
 import type { EmbeddingsRequest } from '../protocol/embeddings.js';
 import type { ModerationsRequest } from '../protocol/moderations.js';
 import type { SpeechRequest } from '../protocol/speech.js';
@@ -178,6 +178,18 @@ export interface ModerationsResult {
   body: Record<string, unknown>;
 }
 
+/**
+ * One server-sent event of an endpoint that streams its own events (images, transcriptions,
+ * speech as `sse`), as the client gets it; the last one (`report` set) ends the stream and carries
+ * what the upstream reported of its use, which is billed before it goes out (http/v1/whole-stream.ts).
+ */
+export interface EventFrame {
+  /** The SSE `event:` line, when the wire format names its events (OpenAI's image streams). */
+  event?: string;
+  data: Record<string, unknown>;
+  report?: { reportedUsage?: Usage; reportedInputTokens?: number; units?: PricedUnits };
+}
+
 /** A text-to-speech call (docs/wire-protocols.md §10). */
 export interface SpeechCall {
   upstreamModel: string;
@@ -188,11 +200,11 @@ export interface SpeechCall {
   requestId: string;
 }
 
-/** The audio, streamed as the upstream produces it; destroying it stops the upstream call. */
-export interface SpeechResult {
-  contentType: string;
-  audio: Readable;
-}
+/**
+ * The audio, streamed as the upstream produces it (destroying it stops the upstream call); or,
+ * for `stream_format: "sse"`, its events (`speech.audio.delta`, then `speech.audio.done` with usage).
+ */
+export type SpeechResult = { contentType: string; audio: Readable } | { events: AsyncIterable<EventFrame> };
 
 export interface Provider {
   /** The provider's name in the catalog. */

@@ -14,16 +14,25 @@ import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
 import { speechCharacters } from '../../src/protocol/speech.js';
-import { simulatedSampleCount } from '../../src/providers/simulated/speech.js';
+import { simulatedSampleCount, simulatedSpeechUsage } from '../../src/providers/simulated/speech.js';
 import { engines } from '../support/databases.js';
-import { speechChunk, startEmbeddingsUpstream, type EmbeddingsDouble } from '../support/embeddings-upstream.js';
+import { SPEECH_EVENT_USAGE, speechChunk, startEmbeddingsUpstream, type EmbeddingsDouble } from '../support/embeddings-upstream.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { waitFor } from '../support/wait-for.js';
 
 const PRICE = '15';
+const OUTPUT_PRICE = '12';
+
+/** The JSON of each `data:` line of an SSE body. */
+function sseData(text: string): Array<Record<string, unknown>> {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice('data: '.length)) as Record<string, unknown>);
+}
 
 function speechCatalog(double: EmbeddingsDouble): unknown {
-  const speechModel = (id: string, provider: string, upstream: string) => ({ id, endpoints: ['speech'], prices: { input: PRICE, output: '0' }, targets: [{ provider, model: upstream }] });
+  const speechModel = (id: string, provider: string, upstream: string) => ({ id, endpoints: ['speech'], prices: { input: PRICE, output: OUTPUT_PRICE }, targets: [{ provider, model: upstream }] });
   return {
     providers: [
       { name: 'sim', type: 'simulated' },
@@ -126,6 +135,45 @@ describe.each(engines)('speech on %s', (engine) => {
     expect(await charges(accountId)).toEqual([costOfTokens(speechCharacters(input), usdToNanos(PRICE))]);
   });
 
+  it('stream_format sse: the upstream\'s events as they are, its reported tokens billed in place of the characters', async () => {
+    const { accountId, secret } = await harness.newAccount('1');
+    const response = await harness.post('/v1/audio/speech', { model: 'speech-relay', voice: 'alloy', input: 'events please', stream_format: 'sse' }, secret);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = sseData(await response.text());
+    expect(events.map((event) => event.type)).toEqual(['speech.audio.delta', 'speech.audio.delta', 'speech.audio.delta', 'speech.audio.done']);
+    expect(Buffer.from(String(events[1]?.audio), 'base64')).toEqual(speechChunk('events please', 1));
+    expect(events[3]?.usage).toEqual(SPEECH_EVENT_USAGE);
+    const expected = costOfTokens(SPEECH_EVENT_USAGE.input_tokens, usdToNanos(PRICE)) + costOfTokens(SPEECH_EVENT_USAGE.output_tokens, usdToNanos(OUTPUT_PRICE));
+    expect(await charges(accountId)).toEqual([expected]);
+  });
+
+  it('stream_format sse on the simulated voice: base64 WAV deltas, then the usage it reports, billed', async () => {
+    const { accountId, secret } = await harness.newAccount('1');
+    const input = 'simulated events';
+    const response = await harness.post('/v1/audio/speech', { model: 'speech-sim', voice: 'nova', input, response_format: 'pcm', stream_format: 'sse' }, secret);
+    expect(response.status).toBe(200);
+    const events = sseData(await response.text());
+    const done = events.at(-1);
+    expect(done?.type).toBe('speech.audio.done');
+    const audio = Buffer.concat(events.slice(0, -1).map((event) => Buffer.from(String(event.audio), 'base64')));
+    expect(audio.length).toBe(simulatedSampleCount(input) * 2);
+    const usage = simulatedSpeechUsage(input);
+    expect(done?.usage).toEqual(usage);
+    expect(await charges(accountId)).toEqual([costOfTokens(usage.input_tokens, usdToNanos(PRICE)) + costOfTokens(usage.output_tokens, usdToNanos(OUTPUT_PRICE))]);
+  });
+
+  it('stream_format sse that breaks off: an error event ends the stream, and the characters held are billed', async () => {
+    const { accountId, secret } = await harness.newAccount('1');
+    const input = 'answer-garbage please';
+    const response = await harness.post('/v1/audio/speech', { model: 'speech-relay', voice: 'alloy', input, stream_format: 'sse' }, secret);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain('event: error');
+    expect(sseData(text).at(-1)).toMatchObject({ error: { type: 'server_error', code: 'upstream_error' } });
+    expect(await charges(accountId)).toEqual([costOfTokens(speechCharacters(input), usdToNanos(PRICE))]);
+  });
+
   it('bad input gets OpenAI\'s 400 and costs nothing', async () => {
     const { accountId, secret } = await harness.newAccount('1');
     const cases: Array<[object, string, string]> = [
@@ -134,7 +182,7 @@ describe.each(engines)('speech on %s', (engine) => {
       [{ model: 'speech-relay', input: 'hi' }, 'voice', 'missing_required_parameter'],
       [{ model: 'speech-relay', voice: 'alloy', input: 'hi', response_format: 'ogg' }, 'response_format', 'invalid_value'],
       [{ model: 'speech-relay', voice: 'alloy', input: 'hi', speed: 9 }, 'speed', 'decimal_above_max_value'],
-      [{ model: 'speech-relay', voice: 'alloy', input: 'hi', stream_format: 'sse' }, 'stream_format', 'unsupported_value'],
+      [{ model: 'speech-relay', voice: 'alloy', input: 'hi', stream_format: 'json' }, 'stream_format', 'invalid_value'],
       [{ model: 'speech-relay', voice: 'alloy', input: 'hi', pitch: 2 }, 'pitch', 'unknown_parameter'],
     ];
     for (const [body, param, code] of cases) {

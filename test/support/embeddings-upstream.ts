@@ -39,6 +39,9 @@ export interface EmbeddingsDoubleOptions {
 }
 
 /** One chunk of the double's "audio": an MP3 frame sync word, then 400 bytes drawn from the text and the chunk's index. */
+/** What the double reports at the end of speech events. */
+export const SPEECH_EVENT_USAGE = { input_tokens: 14, output_tokens: 101, total_tokens: 115 };
+
 export function speechChunk(text: string, index: number): Buffer {
   const chunk = Buffer.alloc(402);
   chunk[0] = 0xff;
@@ -83,6 +86,10 @@ export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions =
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
       requests.push({ path, headers: request.headers, body });
       const marker = JSON.stringify(body.input ?? '');
+      if (path === '/v1/audio/speech' && body.stream_format === 'sse') {
+        speakEvents(response, String(body.input), marker.includes('answer-garbage'));
+        return;
+      }
       if (path === '/v1/audio/speech') {
         speak(response, String(body.input), marker.includes('speak-slowly') ? 300 : 20);
         return;
@@ -150,6 +157,21 @@ export async function startEmbeddingsUpstream(options: EmbeddingsDoubleOptions =
       send(response, 404, { error: { message: `no route ${path}` } });
     });
   });
+  /**
+   * gpt-4o-mini-tts's events: three `speech.audio.delta` (base64 of the same chunks as the audio),
+   * then `speech.audio.done` with SPEECH_EVENT_USAGE; with `garbage`, a broken event after the first.
+   */
+  const speakEvents = (response: import('node:http').ServerResponse, text: string, garbage: boolean): void => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (let index = 0; index < 3; index += 1) {
+      response.write(`data: ${JSON.stringify({ type: 'speech.audio.delta', audio: speechChunk(text, index).toString('base64') })}\n\n`);
+      if (garbage) {
+        response.end('data: {"type": "speech.au\n\n');
+        return;
+      }
+    }
+    response.end(`data: ${JSON.stringify({ type: 'speech.audio.done', usage: SPEECH_EVENT_USAGE })}\n\n`);
+  };
   /** Ten chunks of "audio" (an MP3 frame header then bytes drawn from the text), `delayMs` apart. */
   const speak = (response: import('node:http').ServerResponse, text: string, delayMs: number): void => {
     response.writeHead(200, { 'content-type': 'audio/mpeg', 'transfer-encoding': 'chunked' });

@@ -12,17 +12,12 @@ import type { UsageMeter } from '../../billing/usage-meter.js';
 import { errorBody } from '../../errors/error-shapes.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { PricedUnits, Usage } from '../../protocol/canonical.js';
+import type { EventFrame } from '../../providers/provider.js';
 import type { AnswerLifecycle } from './answer-lifecycle.js';
 import { SseWriter } from './sse-writer.js';
 
-/** One event of the stream; the last one (`report` set) ends it. */
-export interface WholeFrame {
-  /** The SSE `event:` line, when the wire format names its events (OpenAI's image streams). */
-  event?: string;
-  data: Record<string, unknown>;
-  /** The final frame's report: billed before the frame goes out. */
-  report?: { reportedUsage?: Usage; reportedInputTokens?: number; units?: PricedUnits };
-}
+/** One event of the stream; the last one (`report` set) ends it (providers/provider.ts). */
+export type WholeFrame = EventFrame;
 
 const BROKE_OFF = 'The upstream provider failed mid-stream.';
 

@@ -8,7 +8,8 @@
 import { Readable } from 'node:stream';
 import type { SimulatedProviderConfig } from '../../config/schema.js';
 import { speechCharacters } from '../../protocol/speech.js';
-import { UpstreamError, type SpeechCall, type SpeechResult } from '../provider.js';
+import { countTextTokens } from '../../protocol/tokens.js';
+import { UpstreamError, type EventFrame, type SpeechCall, type SpeechResult } from '../provider.js';
 import { abortableSleep } from './abortable-sleep.js';
 import { hashString } from './deterministic-random.js';
 import { startWholeCall } from './whole-call.js';
@@ -55,6 +56,16 @@ async function* audioChunks(text: string, withHeader: boolean, config: Simulated
   }
 }
 
+/** Audio tokens the simulated voice reports per second of speech (`stream_format: "sse"` only). */
+export const OUTPUT_TOKENS_PER_SECOND = 10;
+
+/** The usage the simulated voice reports for `text`: its tokens in, OUTPUT_TOKENS_PER_SECOND of its audio out. */
+export function simulatedSpeechUsage(text: string): { input_tokens: number; output_tokens: number; total_tokens: number } {
+  const input = countTextTokens(text);
+  const output = Math.ceil((speechCharacters(text) * MILLISECONDS_PER_CHARACTER * OUTPUT_TOKENS_PER_SECOND) / 1000);
+  return { input_tokens: input, output_tokens: output, total_tokens: input + output };
+}
+
 export async function simulateSpeech(config: SimulatedProviderConfig, call: SpeechCall): Promise<SpeechResult> {
   await startWholeCall(config, call.signal);
   const format = call.request.responseFormat;
@@ -62,5 +73,15 @@ export async function simulateSpeech(config: SimulatedProviderConfig, call: Spee
     const message = `The simulated provider speaks wav and pcm only, not ${format}.`;
     throw new UpstreamError('status', message, { status: 400, clientMessage: message });
   }
-  return { contentType: format === 'wav' ? 'audio/wav' : 'audio/pcm', audio: Readable.from(audioChunks(call.request.input, format === 'wav', config, call.signal)) };
+  const chunks = audioChunks(call.request.input, format === 'wav', config, call.signal);
+  if (call.request.stream) return { events: speechEvents(call.request.input, chunks) };
+  return { contentType: format === 'wav' ? 'audio/wav' : 'audio/pcm', audio: Readable.from(chunks) };
+}
+
+/** OpenAI's speech events: the audio in base64 deltas, then the usage. */
+async function* speechEvents(text: string, chunks: AsyncIterable<Buffer>): AsyncGenerator<EventFrame> {
+  for await (const chunk of chunks) yield { data: { type: 'speech.audio.delta', audio: chunk.toString('base64') } };
+  const usage = simulatedSpeechUsage(text);
+  const reportedUsage = { inputTokens: usage.input_tokens, cachedInputTokens: 0, outputTokens: usage.output_tokens, reasoningTokens: 0 };
+  yield { data: { type: 'speech.audio.done', usage }, report: { reportedUsage, units: {} } };
 }
