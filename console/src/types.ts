@@ -97,6 +97,10 @@ export interface SelfView {
 export interface SelfModel {
   id: string;
   prices_usd_per_million_tokens: { input: string; cached_input: string; cache_write: string; output: string };
+  /** What the model bills each beyond tokens; a key is absent when it has no such price. */
+  unit_prices_usd: { image_input_per_million?: string; per_image?: Record<string, string>; per_audio_second?: string; per_million_characters?: string };
+  /** The paths of the `/v1` endpoints it serves. */
+  endpoints: string[];
   reasoning_efforts: string[];
   max_output_tokens: number;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountRecord, ApiKeyRecord } from '../store/store.js';
-import { accountView, keyDetailsView, keyView, usageReportView } from './views.js';
+import { accountView, keyDetailsView, keyView, unitPricesView, usageReportView } from './views.js';
 
 const key: ApiKeyRecord = {
   id: 'key_1',
@@ -111,5 +111,21 @@ describe('views', () => {
       rows: [{ group: 'm', requests: 1, input_tokens: 1, cached_input_tokens: 2, cache_write_input_tokens: 5, output_tokens: 3, reasoning_tokens: 4, errors: 2, cost_usd: '0.000000001', excess_usd: '0' }],
       total: { requests: 1, input_tokens: 1, cached_input_tokens: 2, cache_write_input_tokens: 5, output_tokens: 3, reasoning_tokens: 4, errors: 2, cost_usd: '0.000000001', excess_usd: '0' },
     });
+  });
+});
+
+describe('unitPricesView', () => {
+  it('shows each price billed per unit as an exact USD decimal, and leaves out what the model has none of', () => {
+    const base = { inputPerMillion: 1n, cachedInputPerMillion: 1n, outputPerMillion: 1n };
+    expect(unitPricesView(base)).toEqual({});
+    expect(
+      unitPricesView({
+        ...base,
+        imageInputPerMillion: 10_000_000_000n,
+        perImage: new Map([['1024x1024/high', 167_000_000n], ['default', 40_000_000n]]),
+        perAudioSecond: 100_000n,
+        perMillionCharacters: 15_000_000_000n,
+      }),
+    ).toEqual({ image_input_per_million: '10', per_image: { '1024x1024/high': '0.167', default: '0.04' }, per_audio_second: '0.0001', per_million_characters: '15' });
   });
 });

@@ -4,6 +4,7 @@
  * its hash, and there is no field for the secret: only `createKey`'s caller ever holds that.
  */
 import { formatUsd } from '../billing/money.js';
+import type { ModelPrices } from '../billing/prices.js';
 import { csvLine, toCsvValue } from './csv.js';
 import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, RequestLogRecord } from '../store/store.js';
 import { keyStatus } from './key-status.js';
@@ -184,3 +185,22 @@ export const REQUEST_LOG_CSV_COLUMNS = [
   'reasoning_tokens',
   'cost_usd',
 ] as const satisfies readonly (keyof RequestLogView)[];
+
+/** What a model bills each, beyond tokens, as exact USD decimal strings; a key is absent when the model has no such price. */
+export interface UnitPricesView {
+  /** Per 1M input tokens that are images. */
+  image_input_per_million?: string;
+  /** Per image, by tier (`<size>/<quality>`, `<size>`, `default`). */
+  per_image?: Record<string, string>;
+  per_audio_second?: string;
+  per_million_characters?: string;
+}
+
+export function unitPricesView(prices: ModelPrices): UnitPricesView {
+  return {
+    ...(prices.imageInputPerMillion === undefined ? {} : { image_input_per_million: formatUsd(prices.imageInputPerMillion) }),
+    ...(prices.perImage === undefined ? {} : { per_image: Object.fromEntries([...prices.perImage].map(([tier, nanos]) => [tier, formatUsd(nanos)])) }),
+    ...(prices.perAudioSecond === undefined ? {} : { per_audio_second: formatUsd(prices.perAudioSecond) }),
+    ...(prices.perMillionCharacters === undefined ? {} : { per_million_characters: formatUsd(prices.perMillionCharacters) }),
+  };
+}

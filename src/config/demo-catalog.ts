@@ -28,10 +28,11 @@ export const DEMO_CATALOG: unknown = {
       targets: [{ provider: 'simulated', model: 'embedding-5-small' }],
     },
     {
-      // Priced per 1M characters of input, as OpenAI prices tts-1; the simulated voice speaks wav and pcm.
+      // Priced per 1M characters, as OpenAI prices tts-1 (its events, `sse`, bill the tokens they
+      // report at input and output); the simulated voice speaks wav and pcm.
       id: 'speech-5',
       endpoints: ['speech'],
-      prices: { input: '15', output: '0' },
+      prices: { input: '0.6', output: '12', characters: '15' },
       targets: [{ provider: 'simulated', model: 'speech-5' }],
     },
     {

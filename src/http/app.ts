@@ -69,7 +69,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const edge = deps.edge;
   const limits = edge.limits;
   // What a client answered before its body has arrived may still send (lingering-close.ts).
-  const lingerBytes = LINGER_BODY_LIMITS * limits.max_body_bytes;
+  const lingerBytes = LINGER_BODY_LIMITS * Math.max(limits.max_body_bytes, ...Object.values(limits.max_upload_bytes));
   // A parser error on a connection whose response is under way must not write over it.
   const openResponses = new OpenResponses();
   const refusals: ClientErrorDeps = {

@@ -70,6 +70,8 @@ describe.each(engines)('target alerts and the admin catalog on %s', (engine) => 
       id: 'model-5.6',
       enabled: true,
       prices: { input_usd: '1', cached_input_usd: '0.5', cache_write_usd: '1', output_usd: '4' },
+      unit_prices_usd: {},
+      endpoints: ['/v1/responses', '/v1/chat/completions', '/v1/messages'],
       reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'],
       max_output_tokens: 4096,
       hosted_tools: 'drop',

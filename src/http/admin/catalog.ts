@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { formatUsd } from '../../billing/money.js';
 import { pricesFromConfig } from '../../billing/prices.js';
-import { REASONING_EFFORTS } from '../../protocol/canonical.js';
+import { unitPricesView } from '../../admin/views.js';
+import { REASONING_EFFORTS, SURFACE_PATHS } from '../../protocol/canonical.js';
 import type { Target } from '../../routing/catalog.js';
 import { requireRole } from './auth.js';
 import type { AdminApp, AdminRouteDeps } from './context.js';
@@ -19,6 +20,15 @@ const catalogModelSchema = z
     id: z.string(),
     enabled: z.boolean(),
     prices: z.object({ input_usd: perMillion, cached_input_usd: perMillion, cache_write_usd: perMillion, output_usd: perMillion }),
+    unit_prices_usd: z
+      .object({
+        image_input_per_million: z.string().optional(),
+        per_image: z.record(z.string(), z.string()).optional().describe('By tier: `<size>/<quality>`, `<size>`, `default`.'),
+        per_audio_second: z.string().optional(),
+        per_million_characters: z.string().optional(),
+      })
+      .describe('What the model bills each beyond tokens (USD, decimal); absent keys: no such price.'),
+    endpoints: z.array(z.string()).describe('The `/v1` endpoints the model serves (their paths).'),
     reasoning_efforts: z.array(z.enum(REASONING_EFFORTS)),
     max_output_tokens: z.number().int(),
     hosted_tools: z.enum(['drop', 'refuse', 'map']),
@@ -77,6 +87,8 @@ export function registerCatalogRoutes(app: AdminApp, deps: AdminRouteDeps): void
           cache_write_usd: formatUsd(price.cacheWritePerMillion ?? price.inputPerMillion),
           output_usd: formatUsd(price.outputPerMillion),
         },
+        unit_prices_usd: unitPricesView(price),
+        endpoints: [...model.endpoints].map((endpoint) => SURFACE_PATHS[endpoint]),
         reasoning_efforts: REASONING_EFFORTS.filter((effort) => model.reasoningEfforts.has(effort)),
         max_output_tokens: model.maxOutputTokens,
         hosted_tools: model.hostedTools,

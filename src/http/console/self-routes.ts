@@ -49,12 +49,13 @@ import { parseIsoDate } from '../../admin/input.js';
 import { usageReport } from '../../admin/usage.js';
 import { searchRequestLog } from '../../admin/request-log.js';
 import { getKey } from '../../admin/keys.js';
-import { accountView, keyDetailsView, requestLogView, usageReportView } from '../../admin/views.js';
+import { accountView, keyDetailsView, requestLogView, unitPricesView, usageReportView } from '../../admin/views.js';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { formatUsd } from '../../billing/money.js';
 import { pricesFromConfig } from '../../billing/prices.js';
 import type { ConfigFile } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { SURFACE_PATHS } from '../../protocol/canonical.js';
 import type { Catalog } from '../../routing/catalog.js';
 import type { Limiter } from '../../ratelimit/limiter.js';
 import type { Router } from '../../routing/router.js';
@@ -125,6 +126,8 @@ export function registerSelfRoutes(app: FastifyInstance, deps: SelfRouteDeps): v
           cache_write: formatUsd(price.cacheWritePerMillion ?? price.inputPerMillion),
           output: formatUsd(price.outputPerMillion),
         },
+        unit_prices_usd: unitPricesView(price),
+        endpoints: [...model.endpoints].map((endpoint) => SURFACE_PATHS[endpoint]),
         reasoning_efforts: [...model.reasoningEfforts],
         max_output_tokens: model.maxOutputTokens,
       };
