@@ -69,7 +69,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const edge = deps.edge;
   const limits = edge.limits;
   // What a client answered before its body has arrived may still send (lingering-close.ts).
-  const lingerBytes = LINGER_BODY_LIMITS * Math.max(limits.max_body_bytes, ...Object.values(limits.max_upload_bytes));
+  const lingerBytes = LINGER_BODY_LIMITS * limits.max_body_bytes;
   // A parser error on a connection whose response is under way must not write over it.
   const openResponses = new OpenResponses();
   const refusals: ClientErrorDeps = {
@@ -147,7 +147,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
   observeApiRequests(app, edge.observe);
-  lingerAfterEarlyAnswers(app, { maxBytes: lingerBytes, maxMs: LINGER_MS });
+  // An upload endpoint's answer lingers in multiples of its own limit.
+  const uploadLimits: ReadonlyMap<string, number> = new Map(Object.entries(limits.max_upload_bytes));
+  lingerAfterEarlyAnswers(app, { maxBytes: lingerBytes, maxMs: LINGER_MS }, (surface) => {
+    const upload = uploadLimits.get(surface);
+    return upload === undefined ? lingerBytes : LINGER_BODY_LIMITS * upload;
+  });
   registerBodyParser(app);
   edge.requestLog?.register(app);
 

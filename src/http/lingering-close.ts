@@ -98,12 +98,15 @@ function announcesBody(request: IncomingMessage): boolean {
  * The socket is this request's alone from then on (no other request follows on a closing
  * connection), so replacing its close is local.
  */
-export function lingerAfterEarlyAnswers(app: FastifyInstance, bounds: LingerBounds): void {
+export function lingerAfterEarlyAnswers(app: FastifyInstance, bounds: LingerBounds, maxBytesOf?: (surface: string) => number): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     const incoming = request.raw;
     if (!incoming.complete && announcesBody(incoming)) {
       reply.header('connection', 'close');
-      incoming.socket.destroySoon = lingerThenClose(incoming.socket, incoming, bounds);
+      // An upload endpoint (its route's `surface`) bounds what it reads by its own body limit.
+      const surface = (request.routeOptions.config as { surface?: unknown } | undefined)?.surface;
+      const maxBytes = typeof surface === 'string' && maxBytesOf !== undefined ? maxBytesOf(surface) : bounds.maxBytes;
+      incoming.socket.destroySoon = lingerThenClose(incoming.socket, incoming, { ...bounds, maxBytes });
     }
     done(null, payload);
   });
