@@ -1,7 +1,7 @@
 /**
  * One key's budget spent across every endpoint at once (issue 18; a peer's budgets that skipped
- * some endpoints let agents spend past their caps): 64 concurrent requests on a budget that covers
- * about 10, spread over chat, Responses, Messages and embeddings. The upstreams report far more
+ * some endpoints let agents spend past their caps): 65 concurrent requests on a budget that covers
+ * about 10, spread over chat, Responses, Messages, embeddings and speech (billed by its characters). The upstreams report far more
  * usage than any hold covers, so each charge is its request's hold (the excess recorded): then the
  * key spends at most its budget, every charge is its hold, and what is left is less than the hold of
  * any request that was refused, whichever endpoint it came by. On SQLite and PostgreSQL + Redis.
@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { formatUsd } from '../../src/billing/money.js';
+import type { PricedUnits } from '../../src/protocol/canonical.js';
+import { speechCharacters } from '../../src/protocol/speech.js';
 import { boundInputTokens } from '../../src/protocol/input-bound.js';
 import { adminClient } from '../support/admin-client.js';
 import { testCatalog } from '../support/catalog.js';
@@ -21,11 +23,23 @@ import { startOpenAIUpstream, type UpstreamDouble } from '../support/openai-upst
 
 const overReporting = () => ({ prompt_tokens: 5_000_000, completion_tokens: 1_000_000, total_tokens: 6_000_000 });
 
-const REQUESTS: Array<{ path: string; body: Record<string, unknown>; model: string; maxOutputTokens: number }> = [
+interface BudgetRequest {
+  path: string;
+  body: Record<string, unknown>;
+  model: string;
+  maxOutputTokens: number;
+  /** What the request bills each (speech: its characters), held and billed exactly. */
+  units?: PricedUnits;
+}
+
+const SPEECH_INPUT = 'spend on speech '.repeat(200);
+
+const REQUESTS: BudgetRequest[] = [
   { path: '/v1/chat/completions', model: 'relay-model', maxOutputTokens: 50, body: { model: 'relay-model', messages: [{ role: 'user', content: 'spend on chat' }], max_tokens: 50 } },
   { path: '/v1/responses', model: 'relay-model', maxOutputTokens: 40, body: { model: 'relay-model', input: 'spend on responses', max_output_tokens: 40, store: false } },
   { path: '/v1/messages', model: 'relay-model', maxOutputTokens: 30, body: { model: 'relay-model', max_tokens: 30, messages: [{ role: 'user', content: 'spend on messages' }] } },
   { path: '/v1/embeddings', model: 'embed-relay', maxOutputTokens: 0, body: { model: 'embed-relay', input: 'spend on embeddings '.repeat(400) } },
+  { path: '/v1/audio/speech', model: 'speech-relay', maxOutputTokens: 0, units: { characters: speechCharacters(SPEECH_INPUT) }, body: { model: 'speech-relay', voice: 'alloy', input: SPEECH_INPUT } },
 ];
 
 
@@ -40,6 +54,7 @@ describe.each(engines)('one key budget across every endpoint, on %s', (engine) =
     const catalog = testCatalog({ upstreamBaseUrl: chat.baseUrl }) as { providers: unknown[]; models: unknown[] };
     catalog.providers.push({ name: 'embed-upstream', type: 'openai', base_url: embeddings.openaiBaseUrl, api_key_env: 'TEST_UPSTREAM_KEY' });
     catalog.models.push({ id: 'embed-relay', endpoints: ['embeddings'], prices: { input: '1', output: '0' }, targets: [{ provider: 'embed-upstream', model: 'text-embedding-3-small' }] });
+    catalog.models.push({ id: 'speech-relay', endpoints: ['speech'], prices: { input: '0', output: '0', characters: '15' }, targets: [{ provider: 'embed-upstream', model: 'tts-1' }] });
     harness = await startHarness({ engine, catalog, env: { TEST_UPSTREAM_KEY: 'sk-upstream-secret' } });
   }, 60_000);
 
@@ -49,19 +64,21 @@ describe.each(engines)('one key budget across every endpoint, on %s', (engine) =
     await embeddings?.close();
   });
 
-  it('64 concurrent requests over four endpoints spend at most the budget, each its hold, and leave less than any refused hold', async () => {
+  it('65 concurrent requests over five endpoints spend at most the budget, each its hold, and leave less than any refused hold', async () => {
     const billing = harness.gateway.billing;
-    const holdOf = (request: (typeof REQUESTS)[number]) =>
-      billing.holdAmount(request.model, boundInputTokens(request.body, { imageTokens: billing.inputBound(request.model).imageTokens }), request.maxOutputTokens);
+    const holdOf = (request: BudgetRequest) =>
+      request.units !== undefined
+        ? billing.holdAmount(request.model, 0, request.maxOutputTokens, request.units)
+        : billing.holdAmount(request.model, boundInputTokens(request.body, { imageTokens: billing.inputBound(request.model).imageTokens }), request.maxOutputTokens);
     const holds = REQUESTS.map(holdOf);
     const largest = holds.reduce((max, hold) => (hold > max ? hold : max), 0n);
     const budget = largest * 10n;
     const { accountId, keyId, secret } = await harness.newAccount('100', { budget: { limitUsd: formatUsd(budget), period: 'day' } });
     expect((await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
 
-    const sent = Array.from({ length: 64 }, (_, index) => index % REQUESTS.length);
+    const sent = Array.from({ length: 65 }, (_, index) => index % REQUESTS.length);
     const responses = await Promise.all(sent.map((kind) => harness.post(REQUESTS[kind]!.path, REQUESTS[kind]!.body, secret)));
-    const answers = await Promise.all(responses.map(async (response, index) => ({ kind: sent[index]!, status: response.status, requestId: response.headers.get('x-request-id')!, text: await response.text() })));
+    const answers = await Promise.all(responses.map(async (response, index) => ({ kind: sent[index]!, status: response.status, requestId: response.headers.get('x-request-id')!, body: await response.arrayBuffer() })));
     expect(answers.every((answer) => answer.status === 200 || answer.status === 403)).toBe(true);
     const admitted = answers.filter((answer) => answer.status === 200);
     const refused = answers.filter((answer) => answer.status === 403);
