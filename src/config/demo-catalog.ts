@@ -36,6 +36,15 @@ export const DEMO_CATALOG: unknown = {
       targets: [{ provider: 'simulated', model: 'speech-5' }],
     },
     {
+      // Priced by tokens as OpenAI prices gpt-image-1 (image input tokens at `image_input`); held at
+      // `max_output_tokens` per image: the most gpt-image-1 reports for one (high, 1536x1024).
+      id: 'image-5',
+      endpoints: ['image-generations', 'image-edits'],
+      prices: { input: '5', image_input: '10', output: '40' },
+      max_output_tokens: 6240,
+      targets: [{ provider: 'simulated', model: 'image-5' }],
+    },
+    {
       // OpenAI's default moderation model: a request that names none is moderated with it.
       id: 'omni-moderation-latest',
       endpoints: ['moderations'],

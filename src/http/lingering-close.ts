@@ -75,6 +75,9 @@ export function lingerThenClose(socket: Socket, incoming: Readable, bounds: Ling
   // The client closed its side before its body was complete: nothing more is coming either.
   if (incoming !== socket) socket.once('end', onEnd);
   socket.once('close', () => clearTimeout(timer));
+  // A body a reader stopped reading mid-way (a multipart upload past its limit, http/v1/upload.ts)
+  // is still piped to it, which would pause it again at every chunk: this loop reads it now.
+  incoming.unpipe();
   incoming.resume();
   return () => {
     answered = true;

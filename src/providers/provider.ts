@@ -6,6 +6,7 @@
  */
 import type { CanonicalEvent, CanonicalRequest, HostedTool, PricedUnits, Surface, Usage } from '../protocol/canonical.js';
 import type { EmbeddingsRequest } from '../protocol/embeddings.js';
+import type { ImageEditRequest, ImageFile, ImageGenerationRequest } from '../protocol/images.js';
 import type { ModerationsRequest } from '../protocol/moderations.js';
 import type { SpeechRequest } from '../protocol/speech.js';
 import type { Readable } from 'node:stream';
@@ -206,9 +207,36 @@ export interface SpeechCall {
  */
 export type SpeechResult = { contentType: string; audio: Readable } | { events: AsyncIterable<EventFrame> };
 
+/** An image generation or edit call (docs/wire-protocols.md §8, §15). */
+export interface ImagesCall {
+  upstreamModel: string;
+  /** Generations: the client's JSON body (decoded). Edits: its form's fields and files, in the order sent. */
+  body: { kind: 'generation'; request: ImageGenerationRequest; json: Readonly<Record<string, unknown>> } | { kind: 'edit'; request: ImageEditRequest; form: readonly (readonly [string, string | ImageFile])[] };
+  signal: AbortSignal;
+  requestId: string;
+}
+
+/** One event of a streamed image answer: its SSE `event:` name, when it came with one, and its JSON. */
+export interface ImageStreamEvent {
+  event?: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * An image answer: OpenAI's JSON (`created`, `data`, and `usage`, `size`, `quality`, … as the
+ * upstream sent them), or, with `stream`, its events (partial images, then the `completed` one,
+ * which carries the usage). Breaking out of the events stops the upstream call.
+ */
+export type ImagesResult = { kind: 'json'; body: Record<string, unknown> } | { kind: 'stream'; events: AsyncIterable<ImageStreamEvent> };
+
 export interface Provider {
   /** The provider's name in the catalog. */
   readonly name: string;
+  /**
+   * Present when the provider makes images (`/v1/images/generations` and `/v1/images/edits`);
+   * resolves once the upstream answered 200 with a readable answer (a stream: its first bytes).
+   */
+  images?(call: ImagesCall): Promise<ImagesResult>;
   /** Present when the provider speaks text; resolves once the upstream answered 200 (its audio to follow). */
   speak?(call: SpeechCall): Promise<SpeechResult>;
   /** Present when the provider serves moderations; resolves once the upstream answered 200 with a readable answer. */

@@ -35,6 +35,7 @@ export function servesEndpoint(provider: Provider, endpoint: Surface): boolean {
   if (endpoint === 'embeddings') return provider.embed !== undefined;
   if (endpoint === 'moderations') return provider.moderate !== undefined;
   if (endpoint === 'speech') return provider.speak !== undefined;
+  if (endpoint === 'image-generations' || endpoint === 'image-edits') return provider.images !== undefined;
   return true;
 }
 

@@ -17,6 +17,8 @@ import { anthropicMessagesSurface } from './surfaces/anthropic-messages/anthropi
 import { registerCountTokensRoute } from './surfaces/anthropic-messages/count-tokens-route.js';
 import { chatCompletionsSurface } from './surfaces/chat-completions/chat-completions-surface.js';
 import { embeddingsEndpoint } from './surfaces/embeddings/embeddings-endpoint.js';
+import { imageEditsEndpoint } from './surfaces/images/image-edits-endpoint.js';
+import { imageGenerationsEndpoint } from './surfaces/images/image-generations-endpoint.js';
 import { moderationsEndpoint } from './surfaces/moderations/moderations-endpoint.js';
 import { speechEndpoint } from './surfaces/speech/speech-endpoint.js';
 import type { ResponseStore } from './surfaces/responses/responses-extras.js';
@@ -25,9 +27,9 @@ import { registerStoredResponseRoutes } from './surfaces/responses/stored-respon
 import type { SurfaceAdapter } from './surfaces/surface.js';
 
 /** The whole-answer endpoints whose body is JSON. */
-const JSON_ENDPOINTS: readonly WholeEndpoint<{ model: string }>[] = [embeddingsEndpoint, moderationsEndpoint, speechEndpoint];
+const JSON_ENDPOINTS: readonly WholeEndpoint<{ model: string }>[] = [embeddingsEndpoint, moderationsEndpoint, speechEndpoint, imageGenerationsEndpoint];
 /** The whole-answer endpoints whose body is a multipart upload. */
-const UPLOAD_ENDPOINTS: readonly WholeEndpoint<{ model: string }>[] = [];
+const UPLOAD_ENDPOINTS: readonly WholeEndpoint<{ model: string }>[] = [imageEditsEndpoint];
 
 /** What `/v1` needs: the answer's services, and what its hooks and stored responses use. */
 export interface V1Deps extends AnswerServices {

@@ -69,8 +69,11 @@ export interface WholeEndpoint<Request extends { model: string }> {
   hold?(request: Request, prices: ModelPrices, model: ModelEntry): WholeHold;
   /** Whether a target's provider can serve the endpoint (the catalog checks it at startup). */
   serves(target: Target): boolean;
-  /** One call on one target; resolves once it answered 200 with a readable answer. */
-  call(target: Target, request: Request, body: WholeBody, signal: AbortSignal, requestId: string): Promise<WholeResult>;
+  /**
+   * One call on one target; resolves once it answered 200 with a readable answer. `prices` are the
+   * model's, for an endpoint whose units are priced by what the answer says (images: the tier made).
+   */
+  call(target: Target, request: Request, body: WholeBody, signal: AbortSignal, requestId: string, prices: ModelPrices): Promise<WholeResult>;
   /** The JSON body sent to the client, given the usage billed (a binary or streamed answer is sent as it is). */
   answer(result: WholeResult, request: Request, usage: Usage): Record<string, unknown>;
 }
@@ -115,7 +118,8 @@ async function serve<Request extends { model: string }>(
   const imageTokens = services.billing.inputBound(model.id).imageTokens;
   const inputTokenBound =
     endpoint.inputBound?.(decoded, model, imageTokens) ?? (body.kind === 'json' ? await runYielding(walkInputBound(body.json, { imageTokens })) : 0);
-  const held = endpoint.hold?.(decoded, services.billing.pricesOf(model.id), model) ?? {};
+  const prices = services.billing.pricesOf(model.id);
+  const held = endpoint.hold?.(decoded, prices, model) ?? {};
   const maxOutputTokens = held.maxOutputTokens ?? 0;
   await limitTokens(services.limiter, request, reply, inputTokenBound + maxOutputTokens);
   const meter = new UsageMeter(endpoint.countInput(decoded), maxOutputTokens);
@@ -125,7 +129,7 @@ async function serve<Request extends { model: string }>(
   if (lifecycle.aborted) return reply.code(499).send();
 
   const route = { model, requestId: request.id, stream: false, signal: lifecycle.signal, onTargetFailed: (target: Target) => lifecycle.targetFailed(target) };
-  const { target, result } = await services.router.call(route, (target) => endpoint.call(target, decoded, body, lifecycle.signal, request.id), endpoint.serves);
+  const { target, result } = await services.router.call(route, (target) => endpoint.call(target, decoded, body, lifecycle.signal, request.id, prices), endpoint.serves);
   lifecycle.routed(target);
   if (result.events !== undefined) return sendWholeStream(result.events, meter, lifecycle, reply);
   observeReport(meter, result);

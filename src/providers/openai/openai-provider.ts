@@ -13,6 +13,7 @@ import { readMessageErrorBody } from '../shared/error-body.js';
 import { createUpstreamHttpClient } from '../shared/upstream-http.js';
 import { ChatStreamTranslator, chatCompletionEvents, inBandErrorMessage, toChatBody } from './chat-wire.js';
 import { runEmbeddings } from './embeddings.js';
+import { runImages } from './images.js';
 import { runModerations } from './moderations.js';
 import { runSpeech } from './speech.js';
 import { runPassthrough } from './passthrough.js';
@@ -70,6 +71,7 @@ export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly
     embed: (call) => runEmbeddings(client, call),
     moderate: (call) => runModerations(client, call),
     speak: (call) => runSpeech(client, call),
+    images: (call) => runImages(client, call),
 
     // The canonical path speaks Responses only to an upstream that speaks nothing else.
     keepsHostedTool: () => config.api === 'responses',

@@ -10,6 +10,7 @@ import { UpstreamError, type Provider, type ProviderCall } from '../provider.js'
 import { abortableSleep } from './abortable-sleep.js';
 import { planAnswer } from './answer-plan.js';
 import { simulateEmbeddings } from './embeddings.js';
+import { simulateImages } from './images.js';
 import { simulateModerations } from './moderations.js';
 import { simulateSpeech } from './speech.js';
 
@@ -94,7 +95,7 @@ async function* simulate(config: SimulatedProviderConfig, request: CanonicalRequ
  *
  * - Embeddings: deterministic unit vectors, inputs counted exactly (embeddings.ts); moderations:
  *   deterministic results that flag a few words (moderations.ts); speech: a tone, WAV or PCM
- *   (speech.ts).
+ *   (speech.ts); images: solid-colour PNGs, usage in tokens as gpt-image-1 reports it (images.ts).
  *
  * It has no pass-through path and holds no resources.
  */
@@ -105,5 +106,6 @@ export function createSimulatedProvider(config: SimulatedProviderConfig): Provid
     embed: (call) => simulateEmbeddings(config, call),
     moderate: (call) => simulateModerations(config, call),
     speak: (call) => simulateSpeech(config, call),
+    images: (call) => simulateImages(config, call),
   };
 }

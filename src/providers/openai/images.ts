@@ -1,0 +1,70 @@
+/**
+ * Images on an OpenAI-compatible upstream (docs/wire-protocols.md §8, §15): generations pass the
+ * client's JSON through with the upstream's model name; edits send the client's form again, its
+ * fields and files in the order they came (the files from the chunks they were read in), the
+ * model replaced. A whole answer must be a JSON object with a `data` array; a streamed one must be
+ * server-sent events, and its first event is read before the call resolves, so that an upstream
+ * answering something else fails over before the gateway commits to a 200. Later events that are
+ * not JSON objects, an `error` event, or a cut body end the stream as a failure.
+ */
+import { decodeSse } from '../../lib/sse-decoder.js';
+import { isRecord, parseJson } from '../../lib/json-value.js';
+import { UpstreamError, type ImageStreamEvent, type ImagesCall, type ImagesResult } from '../provider.js';
+import { MultipartBody } from '../shared/multipart-body.js';
+import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
+
+function bodyOf(call: ImagesCall): { path: string; body: unknown } {
+  if (call.body.kind === 'generation') return { path: '/images/generations', body: { ...call.body.json, model: call.upstreamModel } };
+  const model = call.upstreamModel;
+  const fields = call.body.form.map(([name, value]) => [name, name === 'model' ? model : value] as const);
+  return { path: '/images/edits', body: new MultipartBody(fields) };
+}
+
+export async function runImages(client: UpstreamHttpClient, call: ImagesCall): Promise<ImagesResult> {
+  const { path, body } = bodyOf(call);
+  const options = { signal: call.signal, requestId: call.requestId, stream: call.body.request.stream };
+  if (!call.body.request.stream) {
+    const answer = await client.postForWhole(path, body, options);
+    const json = client.parseJsonObject(answer.text);
+    if (!Array.isArray(json.data)) throw client.failure('protocol', 'the images answer has no data array');
+    return { kind: 'json', body: json };
+  }
+  const response = await client.post(path, body, options);
+  if (response.mediaType !== 'text/event-stream') {
+    const text = await client.readWholeBody(response, call.signal);
+    throw client.failure('protocol', `the images answer is not an event stream (${response.mediaType || 'no content type'}): ${client.safeText(text)}`);
+  }
+  const events = readEvents(client, response.body, call.signal)[Symbol.asyncIterator]();
+  // The first event before the 200 is committed: garbage or an error here fails over.
+  const first = await events.next();
+  return { kind: 'stream', events: replay(first, events) };
+}
+
+async function* replay(first: IteratorResult<ImageStreamEvent>, rest: AsyncIterator<ImageStreamEvent>): AsyncGenerator<ImageStreamEvent> {
+  if (first.done === true) return;
+  yield first.value;
+  try {
+    for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
+  } finally {
+    await rest.return?.();
+  }
+}
+
+async function* readEvents(client: UpstreamHttpClient, body: UpstreamBody, signal: AbortSignal): AsyncGenerator<ImageStreamEvent> {
+  // Leaving the loop early (the client left, a failure) destroys the body, which stops the call.
+  try {
+    for await (const sse of decodeSse(body)) {
+      if (sse.data === '[DONE]') return;
+      const parsed = parseJson(sse.data);
+      if (!parsed.ok || !isRecord(parsed.value)) throw client.failure('protocol', 'an image stream event is not a JSON object');
+      const data = parsed.value;
+      if (sse.event === 'error' || data.type === 'error' || data.error !== undefined) {
+        throw client.failure('protocol', `the upstream sent an error in its stream: ${client.safeText(sse.data)}`);
+      }
+      yield sse.event === undefined ? { data } : { event: sse.event, data };
+    }
+  } catch (error) {
+    if (error instanceof UpstreamError || signal.aborted) throw error;
+    throw client.transportFailure(error);
+  }
+}
