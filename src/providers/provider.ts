@@ -8,6 +8,7 @@ import type { CanonicalEvent, CanonicalRequest, HostedTool, Surface } from '../p
 import type { EmbeddingsRequest } from '../protocol/embeddings.js';
 import type { ModerationsRequest } from '../protocol/moderations.js';
 import type { SpeechRequest } from '../protocol/speech.js';
+import type { TranscriptionRequest } from '../protocol/transcriptions.js';
 import type { Readable } from 'node:stream';
 
 /** What a single upstream call needs besides the request. */
@@ -194,11 +195,40 @@ export interface SpeechResult {
   audio: Readable;
 }
 
+/**
+ * An audio-to-text call (docs/wire-protocols.md §9, §15): a transcription or a translation, which
+ * `request.endpoint` names; the request holds the client's fields and file as they came.
+ */
+export interface TranscriptionCall {
+  upstreamModel: string;
+  request: TranscriptionRequest;
+  signal: AbortSignal;
+  requestId: string;
+}
+
+/** One server-sent event of a streamed transcription (`transcript.text.delta`, `.done`), its data parsed. */
+export interface TranscriptionEvent {
+  event?: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * A transcription's answer, as the upstream gave it: a JSON body (`json`, `verbose_json`, or a
+ * model that ignores `stream`), a text document (`text`, `srt`, `vtt`), or events (`stream`).
+ * The events end with `transcript.text.done`; a stream that breaks off throws.
+ */
+export type TranscriptionResult =
+  | { kind: 'json'; body: Record<string, unknown> }
+  | { kind: 'text'; contentType: string; text: string }
+  | { kind: 'events'; events: AsyncIterable<TranscriptionEvent> };
+
 export interface Provider {
   /** The provider's name in the catalog. */
   readonly name: string;
   /** Present when the provider speaks text; resolves once the upstream answered 200 (its audio to follow). */
   speak?(call: SpeechCall): Promise<SpeechResult>;
+  /** Present when the provider turns audio into text (transcriptions and translations); resolves once the upstream answered 200. */
+  transcribe?(call: TranscriptionCall): Promise<TranscriptionResult>;
   /** Present when the provider serves moderations; resolves once the upstream answered 200 with a readable answer. */
   moderate?(call: ModerationsCall): Promise<ModerationsResult>;
   /**

@@ -35,6 +35,7 @@ export function servesEndpoint(provider: Provider, endpoint: Surface): boolean {
   if (endpoint === 'embeddings') return provider.embed !== undefined;
   if (endpoint === 'moderations') return provider.moderate !== undefined;
   if (endpoint === 'speech') return provider.speak !== undefined;
+  if (endpoint === 'transcriptions' || endpoint === 'translations') return provider.transcribe !== undefined;
   return true;
 }
 

@@ -15,6 +15,7 @@ import { ChatStreamTranslator, chatCompletionEvents, inBandErrorMessage, toChatB
 import { runEmbeddings } from './embeddings.js';
 import { runModerations } from './moderations.js';
 import { runSpeech } from './speech.js';
+import { runTranscription } from './transcriptions.js';
 import { runPassthrough } from './passthrough.js';
 import { ResponsesStreamTranslator, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
 
@@ -70,6 +71,7 @@ export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly
     embed: (call) => runEmbeddings(client, call),
     moderate: (call) => runModerations(client, call),
     speak: (call) => runSpeech(client, call),
+    transcribe: (call) => runTranscription(client, call),
 
     // The canonical path speaks Responses only to an upstream that speaks nothing else.
     keepsHostedTool: () => config.api === 'responses',

@@ -12,6 +12,7 @@ import { planAnswer } from './answer-plan.js';
 import { simulateEmbeddings } from './embeddings.js';
 import { simulateModerations } from './moderations.js';
 import { simulateSpeech } from './speech.js';
+import { simulateTranscription } from './transcriptions.js';
 
 const MID_STREAM_ERROR: CanonicalEvent = Object.freeze({
   type: 'error',
@@ -105,5 +106,6 @@ export function createSimulatedProvider(config: SimulatedProviderConfig): Provid
     embed: (call) => simulateEmbeddings(config, call),
     moderate: (call) => simulateModerations(config, call),
     speak: (call) => simulateSpeech(config, call),
+    transcribe: (call) => simulateTranscription(config, call),
   };
 }
