@@ -45,6 +45,13 @@ export const DEMO_CATALOG: unknown = {
       targets: [{ provider: 'simulated', model: 'image-5' }],
     },
     {
+      // Priced per second of audio, as OpenAI prices whisper-1 ($0.006 a minute); the simulated model hears 2.5 words a second.
+      id: 'transcribe-5',
+      endpoints: ['transcriptions', 'translations'],
+      prices: { input: '0', output: '0', audio_second: '0.0001' },
+      targets: [{ provider: 'simulated', model: 'transcribe-5' }],
+    },
+    {
       // OpenAI's default moderation model: a request that names none is moderated with it.
       id: 'omni-moderation-latest',
       endpoints: ['moderations'],

@@ -1,5 +1,5 @@
 /**
- * The image requests as the gateway reads them (docs/wire-protocols.md §8, §15): generations as a
+ * The image requests as the gateway reads them (docs/wire-protocols.md §8, §16): generations as a
  * JSON body, edits as the text fields of a multipart upload (numbers and booleans sent as text, as
  * openai-node sends them) beside the files (`image` or `image[]`, `mask`). OpenAI's 400 wording;
  * unknown fields refused (the schemas are closed). `model` is required: the gateway routes on it

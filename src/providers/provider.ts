@@ -9,6 +9,7 @@ import type { EmbeddingsRequest } from '../protocol/embeddings.js';
 import type { ImageEditRequest, ImageFile, ImageGenerationRequest } from '../protocol/images.js';
 import type { ModerationsRequest } from '../protocol/moderations.js';
 import type { SpeechRequest } from '../protocol/speech.js';
+import type { TranscriptionRequest } from '../protocol/transcriptions.js';
 import type { Readable } from 'node:stream';
 
 /** What a single upstream call needs besides the request. */
@@ -207,7 +208,7 @@ export interface SpeechCall {
  */
 export type SpeechResult = { contentType: string; audio: Readable } | { events: AsyncIterable<EventFrame> };
 
-/** An image generation or edit call (docs/wire-protocols.md §8, §15). */
+/** An image generation or edit call (docs/wire-protocols.md §8, §16). */
 export interface ImagesCall {
   upstreamModel: string;
   /** Generations: the client's JSON body (decoded). Edits: its form's fields and files, in the order sent. */
@@ -217,10 +218,21 @@ export interface ImagesCall {
 }
 
 /** One event of a streamed image answer: its SSE `event:` name, when it came with one, and its JSON. */
-export interface ImageStreamEvent {
-  event?: string;
-  data: Record<string, unknown>;
+export type ImageStreamEvent = EventFrame;
+
+/**
+ * An audio-to-text call (docs/wire-protocols.md §9, §15): a transcription or a translation, which
+ * `request.endpoint` names; the request holds the client's fields and file as they came.
+ */
+export interface TranscriptionCall {
+  upstreamModel: string;
+  request: TranscriptionRequest;
+  signal: AbortSignal;
+  requestId: string;
 }
+
+/** One server-sent event of a streamed transcription (`transcript.text.delta`, `.done`), its data parsed. */
+export type TranscriptionEvent = EventFrame;
 
 /**
  * An image answer: OpenAI's JSON (`created`, `data`, and `usage`, `size`, `quality`, … as the
@@ -228,6 +240,16 @@ export interface ImageStreamEvent {
  * which carries the usage). Breaking out of the events stops the upstream call.
  */
 export type ImagesResult = { kind: 'json'; body: Record<string, unknown> } | { kind: 'stream'; events: AsyncIterable<ImageStreamEvent> };
+
+/**
+ * A transcription's answer, as the upstream gave it: a JSON body (`json`, `verbose_json`, or a
+ * model that ignores `stream`), a text document (`text`, `srt`, `vtt`), or events (`stream`).
+ * The events end with `transcript.text.done`; a stream that breaks off throws.
+ */
+export type TranscriptionResult =
+  | { kind: 'json'; body: Record<string, unknown> }
+  | { kind: 'text'; contentType: string; text: string }
+  | { kind: 'events'; events: AsyncIterable<TranscriptionEvent> };
 
 export interface Provider {
   /** The provider's name in the catalog. */
@@ -239,6 +261,8 @@ export interface Provider {
   images?(call: ImagesCall): Promise<ImagesResult>;
   /** Present when the provider speaks text; resolves once the upstream answered 200 (its audio to follow). */
   speak?(call: SpeechCall): Promise<SpeechResult>;
+  /** Present when the provider turns audio into text (transcriptions and translations); resolves once the upstream answered 200. */
+  transcribe?(call: TranscriptionCall): Promise<TranscriptionResult>;
   /** Present when the provider serves moderations; resolves once the upstream answered 200 with a readable answer. */
   moderate?(call: ModerationsCall): Promise<ModerationsResult>;
   /**

@@ -36,6 +36,7 @@ export function servesEndpoint(provider: Provider, endpoint: Surface): boolean {
   if (endpoint === 'moderations') return provider.moderate !== undefined;
   if (endpoint === 'speech') return provider.speak !== undefined;
   if (endpoint === 'image-generations' || endpoint === 'image-edits') return provider.images !== undefined;
+  if (endpoint === 'transcriptions' || endpoint === 'translations') return provider.transcribe !== undefined;
   return true;
 }
 

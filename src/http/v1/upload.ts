@@ -10,20 +10,9 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { InvalidRequestError } from '../../protocol/canonical.js';
+import type { UploadFields, UploadValue } from '../../protocol/upload-fields.js';
 
-/** A file of the upload, held as the chunks it arrived in. */
-export interface UploadedFile {
-  readonly kind: 'file';
-  readonly filename: string;
-  /** The part's own content type (`application/octet-stream` when the client sent none). */
-  readonly contentType: string;
-  readonly chunks: readonly Buffer[];
-  readonly size: number;
-}
-
-/** A field of the upload: its text, or a file; a field name sent more than once keeps every value, in order. */
-export type UploadValue = string | UploadedFile;
-export type UploadFields = ReadonlyMap<string, readonly UploadValue[]>;
+export { fileList, isUploadedFile, textField, textList, type UploadedFile, type UploadFields, type UploadValue } from '../../protocol/upload-fields.js';
 
 /** At most this many parts (fields and files): OpenAI's own endpoints take far fewer. */
 const MAX_PARTS = 1_000;
@@ -34,10 +23,6 @@ const MAX_PARTS = 1_000;
  */
 export async function acceptUploads(scope: FastifyInstance): Promise<void> {
   await scope.register(multipart, { throwFileSizeLimit: true });
-}
-
-export function isUploadedFile(value: UploadValue | undefined): value is UploadedFile {
-  return typeof value === 'object' && value !== null && value.kind === 'file';
 }
 
 /**
@@ -80,6 +65,10 @@ export async function readUpload(request: FastifyRequest, maxBytes: number): Pro
       add(part.fieldname, { kind: 'file', filename: part.filename, contentType: part.mimetype || 'application/octet-stream', chunks, size });
     }
   } catch (error) {
+    // The parser stops here, maybe mid-file (a file it holds unread would keep the body paused):
+    // the rest of the body goes to nobody, for the lingering close to read and discard
+    // (http/lingering-close.ts) instead of waiting out its bound.
+    request.raw.unpipe();
     throw asUploadError(error);
   }
   return fields;
@@ -94,34 +83,4 @@ function asUploadError(error: unknown): unknown {
   }
   // busboy's own complaints (a missing boundary, a body cut short): the client's malformed body.
   return new InvalidRequestError('Invalid multipart/form-data body.', null, 'invalid_multipart');
-}
-
-/** The one text value of `name`, undefined when absent; a 400 naming it when it is a file or sent twice. */
-export function textField(fields: UploadFields, name: string): string | undefined {
-  const values = fields.get(name);
-  if (values === undefined || values.length === 0) return undefined;
-  const [value] = values;
-  if (values.length > 1 || typeof value !== 'string') {
-    throw new InvalidRequestError(`Invalid value for '${name}': expected a single string.`, name, 'invalid_type');
-  }
-  return value;
-}
-
-/** The text values of an array field, sent as `name[]` (the SDKs) or `name` repeated. */
-export function textList(fields: UploadFields, name: string): string[] | undefined {
-  const values = [...(fields.get(`${name}[]`) ?? []), ...(fields.get(name) ?? [])];
-  if (values.length === 0) return undefined;
-  if (values.some((value) => typeof value !== 'string')) {
-    throw new InvalidRequestError(`Invalid value for '${name}': expected strings.`, name, 'invalid_type');
-  }
-  return values as string[];
-}
-
-/** The files of `name` (or `name[]`), in order; a 400 naming it when a value is text. */
-export function fileList(fields: UploadFields, name: string): UploadedFile[] {
-  const values = [...(fields.get(name) ?? []), ...(fields.get(`${name}[]`) ?? [])];
-  if (values.some((value) => !isUploadedFile(value))) {
-    throw new InvalidRequestError(`Invalid value for '${name}': expected a file, got a string.`, name, 'invalid_type');
-  }
-  return values as UploadedFile[];
 }

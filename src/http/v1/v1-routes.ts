@@ -21,6 +21,7 @@ import { imageEditsEndpoint } from './surfaces/images/image-edits-endpoint.js';
 import { imageGenerationsEndpoint } from './surfaces/images/image-generations-endpoint.js';
 import { moderationsEndpoint } from './surfaces/moderations/moderations-endpoint.js';
 import { speechEndpoint } from './surfaces/speech/speech-endpoint.js';
+import { transcriptionsEndpoint, translationsEndpoint } from './surfaces/transcriptions/transcriptions-endpoint.js';
 import type { ResponseStore } from './surfaces/responses/responses-extras.js';
 import { createResponsesSurface } from './surfaces/responses/responses-surface.js';
 import { registerStoredResponseRoutes } from './surfaces/responses/stored-response-routes.js';
@@ -29,7 +30,7 @@ import type { SurfaceAdapter } from './surfaces/surface.js';
 /** The whole-answer endpoints whose body is JSON. */
 const JSON_ENDPOINTS: readonly WholeEndpoint<{ model: string }>[] = [embeddingsEndpoint, moderationsEndpoint, speechEndpoint, imageGenerationsEndpoint];
 /** The whole-answer endpoints whose body is a multipart upload. */
-const UPLOAD_ENDPOINTS: readonly WholeEndpoint<{ model: string }>[] = [imageEditsEndpoint];
+const UPLOAD_ENDPOINTS: readonly WholeEndpoint<{ model: string }>[] = [imageEditsEndpoint, transcriptionsEndpoint, translationsEndpoint];
 
 /** What `/v1` needs: the answer's services, and what its hooks and stored responses use. */
 export interface V1Deps extends AnswerServices {

@@ -64,7 +64,7 @@ export interface WholeEndpoint<Request extends { model: string }> {
    * What the hold covers of the input, when the endpoint knows it (speech: nothing; uploads: their
    * text fields); by default the bound of the whole JSON body (protocol/input-bound.ts).
    */
-  inputBound?(request: Request, model: ModelEntry, imageTokens: number): number;
+  inputBound?(request: Request, model: ModelEntry, imageTokens: number, prices: ModelPrices): number;
   /** What else the hold covers (see WholeHold), or the 400 for a request the model has no price for. */
   hold?(request: Request, prices: ModelPrices, model: ModelEntry): WholeHold;
   /** Whether a target's provider can serve the endpoint (the catalog checks it at startup). */
@@ -116,9 +116,9 @@ async function serve<Request extends { model: string }>(
   if (services.catalog.get(decoded.model) !== undefined) lifecycle.begin(context, endpoint.surface, decoded.model, false);
   const model = requireEndpoint(resolveModel(services, decoded.model, context), endpoint.surface);
   const imageTokens = services.billing.inputBound(model.id).imageTokens;
-  const inputTokenBound =
-    endpoint.inputBound?.(decoded, model, imageTokens) ?? (body.kind === 'json' ? await runYielding(walkInputBound(body.json, { imageTokens })) : 0);
   const prices = services.billing.pricesOf(model.id);
+  const inputTokenBound =
+    endpoint.inputBound?.(decoded, model, imageTokens, prices) ?? (body.kind === 'json' ? await runYielding(walkInputBound(body.json, { imageTokens })) : 0);
   const held = endpoint.hold?.(decoded, prices, model) ?? {};
   const maxOutputTokens = held.maxOutputTokens ?? 0;
   await limitTokens(services.limiter, request, reply, inputTokenBound + maxOutputTokens);

@@ -1,5 +1,5 @@
 /**
- * Images on an OpenAI-compatible upstream (docs/wire-protocols.md §8, §15): generations pass the
+ * Images on an OpenAI-compatible upstream (docs/wire-protocols.md §8, §16): generations pass the
  * client's JSON through with the upstream's model name; edits send the client's form again, its
  * fields and files in the order they came (the files from the chunks they were read in), the
  * model replaced. A whole answer must be a JSON object with a `data` array; a streamed one must be

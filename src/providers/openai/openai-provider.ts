@@ -16,6 +16,7 @@ import { runEmbeddings } from './embeddings.js';
 import { runImages } from './images.js';
 import { runModerations } from './moderations.js';
 import { runSpeech } from './speech.js';
+import { runTranscription } from './transcriptions.js';
 import { runPassthrough } from './passthrough.js';
 import { ResponsesStreamTranslator, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
 
@@ -72,6 +73,7 @@ export function createOpenAIProvider(config: OpenAIProviderConfig, env: Readonly
     moderate: (call) => runModerations(client, call),
     speak: (call) => runSpeech(client, call),
     images: (call) => runImages(client, call),
+    transcribe: (call) => runTranscription(client, call),
 
     // The canonical path speaks Responses only to an upstream that speaks nothing else.
     keepsHostedTool: () => config.api === 'responses',

@@ -1,5 +1,5 @@
 /**
- * The simulated provider's images (docs/wire-protocols.md §15): deterministic PNGs of one colour
+ * The simulated provider's images (docs/wire-protocols.md §16): deterministic PNGs of one colour
  * drawn from the prompt (an edit's from the prompt and its files' sizes), always PNG whatever
  * `output_format` asks (the answer says `png`), as `b64_json`, or as a `data:` URL when
  * `response_format` is `url`. To stay cheap the picture is the requested size scaled down to at

@@ -13,6 +13,7 @@ import { simulateEmbeddings } from './embeddings.js';
 import { simulateImages } from './images.js';
 import { simulateModerations } from './moderations.js';
 import { simulateSpeech } from './speech.js';
+import { simulateTranscription } from './transcriptions.js';
 
 const MID_STREAM_ERROR: CanonicalEvent = Object.freeze({
   type: 'error',
@@ -107,5 +108,6 @@ export function createSimulatedProvider(config: SimulatedProviderConfig): Provid
     moderate: (call) => simulateModerations(config, call),
     speak: (call) => simulateSpeech(config, call),
     images: (call) => simulateImages(config, call),
+    transcribe: (call) => simulateTranscription(config, call),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * What both image endpoints share (docs/wire-protocols.md §15): the hold, the call and the bill,
+ * What both image endpoints share (docs/wire-protocols.md §16): the hold, the call and the bill,
  * "as the upstream bills". A model priced per image (`prices.image`) holds the images asked for
  * at the tier of the size and quality asked for (the dearest that can match `auto`; a 400 on
  * `size` when it has no price that can), and is billed the images the answer holds at the tier it

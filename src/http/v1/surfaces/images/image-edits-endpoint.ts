@@ -1,5 +1,5 @@
 /**
- * `POST /v1/images/edits` (docs/wire-protocols.md §8.2, §15) as a whole answer (whole-answer.ts)
+ * `POST /v1/images/edits` (docs/wire-protocols.md §8.2, §16) as a whole answer (whole-answer.ts)
  * whose body is a multipart upload (upload.ts, bounded by `limits.max_upload_bytes.image-edits`):
  * the images (`image`, or `image[]` for several) and an optional `mask` as files, the rest as one
  * text each; a text where a file is due, a file where a text is due, or a name OpenAI does not know

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/images/generations` (docs/wire-protocols.md §8, §15) as a whole answer
+ * `POST /v1/images/generations` (docs/wire-protocols.md §8, §16) as a whole answer
  * (whole-answer.ts): a JSON body, passed through with the upstream's model name; the upstream's
  * JSON answer as it is, or with `stream: true` its events relayed (whole-stream.ts). Held and
  * billed per image or by tokens, as image-answers.ts says.

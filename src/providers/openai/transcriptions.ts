@@ -1,0 +1,69 @@
+/**
+ * Transcriptions and translations on an OpenAI-compatible upstream (docs/wire-protocols.md §9,
+ * §15): the client's fields and file forwarded as a multipart body, in the order sent, the file
+ * from the chunks it was read in (never a second copy), with the upstream's model name in
+ * `model`. The answer is read per format: JSON whole (an error object in a 200 fails over), a
+ * text document (`text`, `srt`, `vtt`) whole, server-sent events as they come. A model that
+ * ignores `stream` (`whisper-1`) answers JSON to a stream request: that is passed on as JSON.
+ */
+import { decodeSse } from '../../lib/sse-decoder.js';
+import { isJsonFormat } from '../../protocol/transcriptions.js';
+import type { TranscriptionCall, TranscriptionEvent, TranscriptionResult } from '../provider.js';
+import { MultipartBody, type MultipartValue } from '../shared/multipart-body.js';
+import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
+
+/** The upstream's body: every field and file as the client sent them, the model renamed. */
+export function transcriptionBody(call: TranscriptionCall): MultipartBody {
+  const parts: Array<[string, MultipartValue]> = [];
+  for (const [name, values] of call.request.fields) {
+    for (const value of values) {
+      if (name === 'model') parts.push([name, call.upstreamModel]);
+      else parts.push([name, typeof value === 'string' ? value : { filename: value.filename, contentType: value.contentType, chunks: value.chunks }]);
+    }
+  }
+  return new MultipartBody(parts);
+}
+
+export async function runTranscription(client: UpstreamHttpClient, call: TranscriptionCall): Promise<TranscriptionResult> {
+  const path = `/audio/${call.request.endpoint}`;
+  const body = transcriptionBody(call);
+  if (call.request.stream) {
+    const response = await client.post(path, body, { signal: call.signal, requestId: call.requestId, stream: true });
+    if (response.mediaType === 'text/event-stream') return { kind: 'events', events: transcriptEvents(client, response.body) };
+    return { kind: 'json', body: jsonAnswer(client, await client.readWholeBody(response, call.signal)) };
+  }
+  const json = isJsonFormat(call.request.responseFormat);
+  const extraHeaders = json ? undefined : { accept: 'text/plain, application/json;q=0.5' };
+  const options = { signal: call.signal, requestId: call.requestId, stream: false, ...(extraHeaders === undefined ? {} : { extraHeaders }) };
+  const answer = await client.postForWhole(path, body, options);
+  if (json) return { kind: 'json', body: jsonAnswer(client, answer.text) };
+  // A JSON body where a text document was due: an error object in a 200, or a proxy's page.
+  if (answer.mediaType === 'application/json') throw client.failure('protocol', `the ${call.request.responseFormat} answer is JSON: ${client.safeText(answer.text)}`);
+  const mediaType = answer.mediaType === '' ? 'text/plain' : answer.mediaType;
+  return { kind: 'text', contentType: mediaType.startsWith('text/') ? `${mediaType}; charset=utf-8` : mediaType, text: answer.text };
+}
+
+function jsonAnswer(client: UpstreamHttpClient, text: string): Record<string, unknown> {
+  const json = client.parseJsonObject(text);
+  if (json.error !== undefined && json.error !== null) throw client.failure('protocol', `upstream answered 200 with an error: ${client.safeText(JSON.stringify(json.error))}`);
+  if (typeof json.text !== 'string') throw client.failure('protocol', 'the transcription answer has no text');
+  return json;
+}
+
+/** The stream's events, each a JSON object, up to `transcript.text.done`; garbage or a cut body throws. */
+async function* transcriptEvents(client: UpstreamHttpClient, body: UpstreamBody): AsyncGenerator<TranscriptionEvent> {
+  for await (const { event, data } of decodeSse(body)) {
+    if (data === '[DONE]') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      throw client.failure('protocol', 'the transcription stream sent an event that is not JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw client.failure('protocol', 'the transcription stream sent an event that is not a JSON object');
+    const record = parsed as Record<string, unknown>;
+    if (record.type === 'error' || event === 'error') throw client.failure('protocol', `the transcription stream failed: ${client.safeText(data)}`);
+    yield { ...(event === undefined ? {} : { event }), data: record };
+    if (record.type === 'transcript.text.done') return;
+  }
+}
