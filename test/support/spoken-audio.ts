@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { parseStream } from 'music-metadata';
 import { secondsToMilliseconds } from '../../src/protocol/transcriptions.js';
+import { wavHeader } from '../../src/providers/simulated/speech.js';
 
 export const ESPEAK = process.env.TOLLGATE_TEST_ESPEAK ?? 'espeak-ng';
 
@@ -51,25 +52,6 @@ export function audioFolder(): AudioFolder {
     },
     remove: () => rmSync(path, { recursive: true, force: true }),
   };
-}
-
-/** A WAV header for `dataBytes` of 16-bit mono PCM at `sampleRate`. */
-export function wavHeader(dataBytes: number, sampleRate = 16_000): Buffer {
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + dataBytes, 4);
-  header.write('WAVE', 8, 'ascii');
-  header.write('fmt ', 12, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(dataBytes, 40);
-  return header;
 }
 
 /** A valid WAV of silence of exactly `totalBytes` bytes (header included). */

@@ -6,14 +6,13 @@
  * `GatewayError` from the catalogue told in the client's protocol by the surface's failure frame,
  * the same on both kinds of route (docs/wire-protocols.md §1.5, §2.5, §4.5).
  */
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { UsageMeter } from '../../billing/usage-meter.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames } from '../../providers/provider.js';
 import type { OpenedAnswer } from '../../routing/router.js';
 import type { AnswerLifecycle } from './answer-lifecycle.js';
-import { SseWriter } from './sse-writer.js';
+import { openEventStream, type SseWriter } from './sse-writer.js';
 import type { ClientEncoder, PassthroughEnding } from './surfaces/surface.js';
 
 /** What an answer is delivered with, streamed or not. */
@@ -46,15 +45,8 @@ const INTERNAL_FAILURE = 'The gateway failed while relaying the answer.';
  * a frame. Not an async function: a stream waits in its relay, not in a suspended frame here.
  */
 export function deliverStream(reply: FastifyReply, opened: OpenedAnswer<true>, parts: StreamParts): Promise<void> {
-  reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache');
-  reply.hijack();
-  const response = reply.raw;
-  // Given to writeHead alone, the headers are not kept on the response once they are written.
-  const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
-  response.writeHead(200, headers);
   const lifecycle = parts.lifecycle;
-  const writer = new SseWriter(response, () => lifecycle.firstByte());
+  const writer = openEventStream(reply, () => lifecycle.firstByte());
   const streamClosed = lifecycle.streamOpened();
   const finished = (ended: boolean): void => {
     // Cut short (client gone, or a failure): stop the upstream; the handler settles.

@@ -5,10 +5,27 @@
  * after each frame it queues: the upstream is read no faster than the client takes the answer, so
  * what a stream holds stays bounded (the text of one turn, plus the socket's own buffer).
  */
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
 
 /** Past this many characters waiting, they are written at once instead of at the end of the turn. */
 const WRITE_AT_CHARACTERS = 64 * 1024;
+
+/**
+ * Takes the answer over from Fastify as an event stream: the reply is hijacked and its head (200,
+ * `text/event-stream`, the headers set so far: `x-request-id`…) written; the writer sends it with
+ * its first frames.
+ */
+export function openEventStream(reply: FastifyReply, onFirstWrite: () => void): SseWriter {
+  reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache');
+  reply.hijack();
+  const response = reply.raw;
+  // Given to writeHead alone, the headers are not kept on the response once they are written.
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
+  response.writeHead(200, headers);
+  return new SseWriter(response, onFirstWrite);
+}
 
 export class SseWriter {
   readonly #response: ServerResponse;

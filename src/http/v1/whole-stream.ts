@@ -6,7 +6,6 @@
  * on every other stream. A stream that breaks off ends with an `error` event in OpenAI's shape;
  * a client that leaves stops the upstream, and the bill is what the request measured.
  */
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { UsageMeter } from '../../billing/usage-meter.js';
 import { errorBody } from '../../errors/error-shapes.js';
@@ -14,7 +13,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { PricedUnits, Usage } from '../../protocol/canonical.js';
 import type { EventFrame } from '../../providers/provider.js';
 import type { AnswerLifecycle } from './answer-lifecycle.js';
-import { SseWriter } from './sse-writer.js';
+import { openEventStream } from './sse-writer.js';
 
 /** One event of the stream; the last one (`report` set) ends it (providers/provider.ts). */
 export type WholeFrame = EventFrame;
@@ -22,13 +21,7 @@ export type WholeFrame = EventFrame;
 const BROKE_OFF = 'The upstream provider failed mid-stream.';
 
 export async function sendWholeStream(frames: AsyncIterable<WholeFrame>, meter: UsageMeter, lifecycle: AnswerLifecycle, reply: FastifyReply): Promise<void> {
-  reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache');
-  reply.hijack();
-  const response = reply.raw;
-  const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
-  response.writeHead(200, headers);
-  const writer = new SseWriter(response, () => lifecycle.firstByte());
+  const writer = openEventStream(reply, () => lifecycle.firstByte());
   const streamClosed = lifecycle.streamOpened();
   let last: WholeFrame | undefined;
   let failed = false;

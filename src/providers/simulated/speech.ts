@@ -19,8 +19,8 @@ export const MILLISECONDS_PER_CHARACTER = 60;
 /** Samples per chunk: a tenth of a second. */
 const CHUNK_SAMPLES = SAMPLE_RATE / 10;
 
-/** A WAV header for `dataBytes` of 16-bit mono PCM at SAMPLE_RATE. */
-export function wavHeader(dataBytes: number): Buffer {
+/** A WAV header for `dataBytes` of 16-bit mono PCM at `sampleRate` (SAMPLE_RATE, the voice's, by default). */
+export function wavHeader(dataBytes: number, sampleRate = SAMPLE_RATE): Buffer {
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'ascii');
   header.writeUInt32LE(36 + dataBytes, 4);
@@ -29,8 +29,8 @@ export function wavHeader(dataBytes: number): Buffer {
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(1, 20);
   header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(SAMPLE_RATE, 24);
-  header.writeUInt32LE(SAMPLE_RATE * 2, 28);
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * 2, 28);
   header.writeUInt16LE(2, 32);
   header.writeUInt16LE(16, 34);
   header.write('data', 36, 'ascii');
