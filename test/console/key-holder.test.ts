@@ -11,6 +11,8 @@ import { browserMissing, launchBrowser, newConsoleContext, screenshots, statValu
 import { useCliOnTempDatabase } from '../support/cli-runner.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
+/** The endpoints a model serves by default, as the models page lists them under its id. */
+const GENERATIVE = '/v1/responses · /v1/chat/completions · /v1/messages';
 const missing = browserMissing();
 
 describe.skipIf(missing !== null)('console for key holders, in Chromium', () => {
@@ -64,13 +66,13 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
     await eventually(() => page.getByText('No usage in this range.').count()).toBe(1);
   });
 
-  it('lists only the models the key may use, with exact prices per million tokens', async () => {
+  it('lists only the models the key may use, with the endpoints each serves and exact prices per million tokens', async () => {
     await page.getByRole('link', { name: 'Models' }).click();
     await eventually(() => page.locator('tbody tr').count()).toBe(2);
     const rows = await page.locator('tbody tr').evaluateAll((found) => found.map((row) => [...row.children].map((cell) => cell.textContent)));
     expect(rows).toEqual([
-      ['model-5.6', '$1.00', '$0.50', '$1.00', '$4.00', 'low, medium, high, xhigh, max', '4,096'],
-      ['model-5.6-mini', '$1.00', '$0.50', '$1.00', '$4.00', '—', '512'],
+      [`model-5.6${GENERATIVE}`, '$1.00', '$0.50', '$1.00', '$4.00', '—', 'low, medium, high, xhigh, max', '4,096'],
+      [`model-5.6-mini${GENERATIVE}`, '$1.00', '$0.50', '$1.00', '$4.00', '—', '—', '512'],
     ]);
     await screenshots(page, 'key-models');
   });

@@ -28,7 +28,6 @@ export function ModelsPage() {
             <thead>
               <tr>
                 <th scope="col">Model</th>
-                <th scope="col">Endpoints</th>
                 <th scope="col" class="number">
                   Input
                 </th>
@@ -52,9 +51,11 @@ export function ModelsPage() {
               {models.data.data.map((model) => (
                 <tr key={model.id}>
                   <th scope="row" data-label="Model">
-                    <code>{model.id}</code>
+                    <span>
+                      <code>{model.id}</code>
+                      <span class="muted endpoints">{model.endpoints.join(' · ')}</span>
+                    </span>
                   </th>
-                  <td data-label="Endpoints">{model.endpoints.join(', ')}</td>
                   <td data-label="Input" class="number">
                     <Usd value={model.prices_usd_per_million_tokens.input} />
                   </td>
