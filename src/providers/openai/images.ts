@@ -7,11 +7,10 @@
  * answering something else fails over before the gateway commits to a 200. Later events that are
  * not JSON objects, an `error` event, or a cut body end the stream as a failure.
  */
-import { decodeSse } from '../../lib/sse-decoder.js';
-import { isRecord, parseJson } from '../../lib/json-value.js';
-import { UpstreamError, type ImageStreamEvent, type ImagesCall, type ImagesResult } from '../provider.js';
+import type { ImageStreamEvent, ImagesCall, ImagesResult } from '../provider.js';
+import { readUpstreamEvents } from '../shared/event-frames.js';
 import { MultipartBody } from '../shared/multipart-body.js';
-import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
+import type { UpstreamHttpClient } from '../shared/upstream-http.js';
 
 function bodyOf(call: ImagesCall): { path: string; body: unknown } {
   if (call.body.kind === 'generation') return { path: '/images/generations', body: { ...call.body.json, model: call.upstreamModel } };
@@ -34,7 +33,7 @@ export async function runImages(client: UpstreamHttpClient, call: ImagesCall): P
     const text = await client.readWholeBody(response, call.signal);
     throw client.failure('protocol', `the images answer is not an event stream (${response.mediaType || 'no content type'}): ${client.safeText(text)}`);
   }
-  const events = readEvents(client, response.body, call.signal)[Symbol.asyncIterator]();
+  const events = readUpstreamEvents(client, response.body, call.signal, 'the images stream')[Symbol.asyncIterator]();
   // The first event before the 200 is committed: garbage or an error here fails over.
   const first = await events.next();
   return { kind: 'stream', events: replay(first, events) };
@@ -47,24 +46,5 @@ async function* replay(first: IteratorResult<ImageStreamEvent>, rest: AsyncItera
     for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
   } finally {
     await rest.return?.();
-  }
-}
-
-async function* readEvents(client: UpstreamHttpClient, body: UpstreamBody, signal: AbortSignal): AsyncGenerator<ImageStreamEvent> {
-  // Leaving the loop early (the client left, a failure) destroys the body, which stops the call.
-  try {
-    for await (const sse of decodeSse(body)) {
-      if (sse.data === '[DONE]') return;
-      const parsed = parseJson(sse.data);
-      if (!parsed.ok || !isRecord(parsed.value)) throw client.failure('protocol', 'an image stream event is not a JSON object');
-      const data = parsed.value;
-      if (sse.event === 'error' || data.type === 'error' || data.error !== undefined) {
-        throw client.failure('protocol', `the upstream sent an error in its stream: ${client.safeText(sse.data)}`);
-      }
-      yield sse.event === undefined ? { data } : { event: sse.event, data };
-    }
-  } catch (error) {
-    if (error instanceof UpstreamError || signal.aborted) throw error;
-    throw client.transportFailure(error);
   }
 }

@@ -5,7 +5,7 @@
  * "sse"` its events are handed on, `speech.audio.done` reporting the tokens billed.
  */
 import type { EventFrame, SpeechCall, SpeechResult } from '../provider.js';
-import { countField, readEventFrames } from '../shared/event-frames.js';
+import { countField, readUpstreamEvents } from '../shared/event-frames.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
 
 export async function runSpeech(client: UpstreamHttpClient, call: SpeechCall): Promise<SpeechResult> {
@@ -15,7 +15,7 @@ export async function runSpeech(client: UpstreamHttpClient, call: SpeechCall): P
   const response = await client.post('/audio/speech', body, options);
   if (stream) {
     if (response.mediaType !== 'text/event-stream') throw client.failure('protocol', `the speech answer is ${response.mediaType || 'untyped'}, not events`);
-    return { events: readEventFrames(response.body, speechReport) };
+    return { events: speechFrames(readUpstreamEvents(client, response.body, call.signal, 'the speech stream')) };
   }
   if (response.mediaType === 'application/json') {
     // A JSON body where audio was due: an error object in a 200, or a proxy's page.
@@ -23,6 +23,19 @@ export async function runSpeech(client: UpstreamHttpClient, call: SpeechCall): P
     throw client.failure('protocol', `the speech answer is JSON, not audio: ${client.safeText(text)}`);
   }
   return { contentType: response.mediaType === '' ? 'application/octet-stream' : response.mediaType, audio: response.body };
+}
+
+/** The events up to `speech.audio.done`, which carries the report. */
+async function* speechFrames(events: AsyncIterable<EventFrame>): AsyncGenerator<EventFrame> {
+  for await (const frame of events) {
+    const report = speechReport(frame.data);
+    if (report === undefined) {
+      yield frame;
+      continue;
+    }
+    yield { ...frame, report };
+    return;
+  }
 }
 
 /** `speech.audio.done` ends the events; its usage is billed (tokens, in place of the characters). */

@@ -6,11 +6,11 @@
  * text document (`text`, `srt`, `vtt`) whole, server-sent events as they come. A model that
  * ignores `stream` (`whisper-1`) answers JSON to a stream request: that is passed on as JSON.
  */
-import { decodeSse } from '../../lib/sse-decoder.js';
 import { isJsonFormat } from '../../protocol/transcriptions.js';
-import type { TranscriptionCall, TranscriptionEvent, TranscriptionResult } from '../provider.js';
+import type { TranscriptionCall, TranscriptionResult } from '../provider.js';
+import { readUpstreamEvents } from '../shared/event-frames.js';
 import { MultipartBody, type MultipartValue } from '../shared/multipart-body.js';
-import type { UpstreamBody, UpstreamHttpClient } from '../shared/upstream-http.js';
+import type { UpstreamHttpClient } from '../shared/upstream-http.js';
 
 /** The upstream's body: every field and file as the client sent them, the model renamed. */
 export function transcriptionBody(call: TranscriptionCall): MultipartBody {
@@ -29,7 +29,7 @@ export async function runTranscription(client: UpstreamHttpClient, call: Transcr
   const body = transcriptionBody(call);
   if (call.request.stream) {
     const response = await client.post(path, body, { signal: call.signal, requestId: call.requestId, stream: true });
-    if (response.mediaType === 'text/event-stream') return { kind: 'events', events: transcriptEvents(client, response.body) };
+    if (response.mediaType === 'text/event-stream') return { kind: 'events', events: readUpstreamEvents(client, response.body, call.signal, 'the transcription stream') };
     return { kind: 'json', body: jsonAnswer(client, await client.readWholeBody(response, call.signal)) };
   }
   const json = isJsonFormat(call.request.responseFormat);
@@ -48,22 +48,4 @@ function jsonAnswer(client: UpstreamHttpClient, text: string): Record<string, un
   if (json.error !== undefined && json.error !== null) throw client.failure('protocol', `upstream answered 200 with an error: ${client.safeText(JSON.stringify(json.error))}`);
   if (typeof json.text !== 'string') throw client.failure('protocol', 'the transcription answer has no text');
   return json;
-}
-
-/** The stream's events, each a JSON object, up to `transcript.text.done`; garbage or a cut body throws. */
-async function* transcriptEvents(client: UpstreamHttpClient, body: UpstreamBody): AsyncGenerator<TranscriptionEvent> {
-  for await (const { event, data } of decodeSse(body)) {
-    if (data === '[DONE]') return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      throw client.failure('protocol', 'the transcription stream sent an event that is not JSON');
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw client.failure('protocol', 'the transcription stream sent an event that is not a JSON object');
-    const record = parsed as Record<string, unknown>;
-    if (record.type === 'error' || event === 'error') throw client.failure('protocol', `the transcription stream failed: ${client.safeText(data)}`);
-    yield { ...(event === undefined ? {} : { event }), data: record };
-    if (record.type === 'transcript.text.done') return;
-  }
 }
