@@ -14,6 +14,7 @@ import { boundInputTokens } from '../../src/protocol/input-bound.js';
 import { simulatedVector } from '../../src/providers/simulated/embeddings.js';
 import { engines } from '../support/databases.js';
 import { doubleVector, startEmbeddingsUpstream, type EmbeddingsDouble } from '../support/embeddings-upstream.js';
+import { settledCharges } from '../support/charges.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -61,15 +62,7 @@ describe.each(engines)('embeddings on %s', (engine) => {
   });
 
   /** The account's charges once its holds are settled; the balance moved by exactly them. */
-  async function charges(accountId: string, startUsd: string) {
-    await waitFor(async () => (await harness.store.countOpenHolds(accountId)) === 0);
-    const ledger = await harness.store.listLedger(accountId);
-    const charged = ledger.filter((entry) => entry.kind === 'charge');
-    const account = (await harness.store.findAccount(accountId))!;
-    expect(account.balanceNanos).toBe(usdToNanos(startUsd) - charged.reduce((sum, entry) => sum + entry.amountNanos, 0n));
-    expect(account.reservedNanos).toBe(0n);
-    return charged;
-  }
+  const charges = (accountId: string, startUsd: string) => settledCharges(harness, accountId, startUsd, { excess: 'allowed' });
 
   it('the openai client (base64 by default, and float): the simulated vectors, the exact count billed to the nano', async () => {
     const { accountId, secret } = await harness.newAccount('1');

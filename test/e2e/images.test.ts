@@ -14,6 +14,7 @@ import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
 import { countTextTokens } from '../../src/protocol/tokens.js';
 import { SIMULATED_INPUT_IMAGE_TOKENS, simulatedOutputTokens, solidPng } from '../../src/providers/simulated/images.js';
 import { engines } from '../support/databases.js';
+import { settledCharges } from '../support/charges.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { DOUBLE_PNG, IMAGE_OUTPUT_TOKENS, INPUT_IMAGE_TOKENS, startImagesUpstream, type ImagesDouble } from '../support/images-upstream.js';
 import { waitFor } from '../support/wait-for.js';
@@ -82,16 +83,7 @@ describe.each(engines)('images on %s', (engine) => {
   });
 
   /** The account's charges once its holds are settled; the balance moved by exactly them. */
-  async function charges(accountId: string, startUsd = '5') {
-    await waitFor(async () => (await harness.store.countOpenHolds(accountId)) === 0);
-    const ledger = await harness.store.listLedger(accountId);
-    const charged = ledger.filter((entry) => entry.kind === 'charge');
-    const account = (await harness.store.findAccount(accountId))!;
-    expect(account.balanceNanos).toBe(usdToNanos(startUsd) - charged.reduce((sum, entry) => sum + entry.amountNanos, 0n));
-    expect(account.reservedNanos).toBe(0n);
-    expect(ledger.filter((entry) => entry.kind === 'excess')).toEqual([]);
-    return charged;
-  }
+  const charges = (accountId: string, startUsd = '5') => settledCharges(harness, accountId, startUsd);
 
   async function amounts(accountId: string): Promise<bigint[]> {
     return (await charges(accountId)).map((entry) => entry.amountNanos);

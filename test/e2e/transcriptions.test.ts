@@ -15,9 +15,9 @@ import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
 import { simulatedText, simulatedWords } from '../../src/providers/simulated/transcriptions.js';
 import { doubleDocument, doubleTranscript, doubleUsage, startAudioUpstream, wavSeconds, type AudioDouble } from '../support/audio-upstream.js';
 import { engines } from '../support/databases.js';
+import { settledCharges } from '../support/charges.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { audioFolder, espeakMissing, measuredMilliseconds, type AudioFolder } from '../support/spoken-audio.js';
-import { waitFor } from '../support/wait-for.js';
 
 const AUDIO_SECOND = '0.0001';
 const PER_SECOND = usdToNanos(AUDIO_SECOND);
@@ -82,14 +82,7 @@ describe.skipIf(missing !== null).each(engines)('transcriptions on %s', (engine)
   });
 
   /** The account's charges once its holds are settled; the balance moved by exactly them. */
-  async function charges(accountId: string, startUsd = '1'): Promise<bigint[]> {
-    await waitFor(async () => (await harness.store.countOpenHolds(accountId)) === 0);
-    const charged = (await harness.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge').map((entry) => entry.amountNanos);
-    const account = (await harness.store.findAccount(accountId))!;
-    expect(account.balanceNanos).toBe(usdToNanos(startUsd) - charged.reduce((sum, amount) => sum + amount, 0n));
-    expect(account.reservedNanos).toBe(0n);
-    return charged;
-  }
+  const charges = async (accountId: string, startUsd = '1'): Promise<bigint[]> => (await settledCharges(harness, accountId, startUsd, { excess: 'allowed' })).map((entry) => entry.amountNanos);
 
   const simulated = (endpoint: 'transcriptions' | 'translations') => simulatedText(simulatedWords({ endpoint, durationMs: measured, file: { size: wavBytes.length } }));
 
