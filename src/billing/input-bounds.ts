@@ -19,13 +19,16 @@ export interface InputBound {
  * an image is at most 1,536 patches × 1.62 (gpt-4.1-mini), above the 1,445 of a 2048×768 tiled
  * image. Anthropic: its tokenizer counts ~20–35% more than o200k on English and code, plus the
  * tool-use system prompt; an image is at most ~1.15 megapixels / 750 ≈ 1,600 tokens. Gemini:
- * 258 tokens per 768-px tile, 16 tiles for a 3072-px image. Simulated: bills our own estimate.
+ * 258 tokens per 768-px tile, 16 tiles for a 3072-px image. Azure: OpenAI's models, OpenAI's
+ * figures. Simulated: bills our own estimate.
  */
 export const DEFAULT_INPUT_BOUNDS: Readonly<Record<ProviderConfig['type'], InputBound>> = Object.freeze({
   simulated: { marginPercent: 0, imageTokens: 765 },
   openai: { marginPercent: 10, imageTokens: 2_500 },
   anthropic: { marginPercent: 40, imageTokens: 1_600 },
   gemini: { marginPercent: 25, imageTokens: 4_128 },
+  // Azure OpenAI serves OpenAI's models: OpenAI's tokenizer and image formula.
+  azure: { marginPercent: 10, imageTokens: 2_500 },
 });
 
 function boundOf(provider: ProviderConfig): InputBound {

@@ -97,7 +97,59 @@ const geminiProvider = z
   })
   .strict();
 
-export const providerSchema = z.discriminatedUnion('type', [simulatedProvider, openaiProvider, anthropicProvider, geminiProvider]);
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name');
+
+/**
+ * Microsoft Entra ID (OAuth2 client credentials) for an `azure` provider: a token fetched from
+ * `{authority}/{tenant_id}/oauth2/v2.0/token` and sent as a bearer token (docs/wire-protocols.md §17.2).
+ */
+const entraAuth = z
+  .object({
+    /** The directory (tenant) id, a GUID or a domain name. */
+    tenant_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9.-]*$/, 'a tenant id (a GUID or a domain name)'),
+    /** The application (client) id. */
+    client_id: z.string().min(1),
+    /** Name of the environment variable that holds the client secret (never the secret itself). */
+    client_secret_env: envName,
+    /** The identity platform's address: another for a sovereign cloud, or a test double. */
+    authority: z.url().default('https://login.microsoftonline.com'),
+    scope: z.string().min(1).default('https://cognitiveservices.azure.com/.default'),
+  })
+  .strict();
+
+/**
+ * Azure OpenAI (docs/wire-protocols.md §17): the OpenAI wire at Azure's addresses. `deployments`
+ * calls `/openai/deployments/{target model}/…?api-version=…`; `v1` calls `/openai/v1/…` with the
+ * model in the body. The key goes as `api-key`, or an Entra ID token as a bearer: one of the two.
+ */
+const azureProvider = z
+  .object({
+    name: z.string().min(1),
+    type: z.literal('azure'),
+    /** The resource's address, e.g. `https://my-resource.openai.azure.com`. */
+    endpoint: z.url(),
+    url_form: z.enum(['deployments', 'v1']),
+    /** The `api-version` query: required by `deployments`, sent with `v1` only when set. */
+    api_version: z.string().regex(/^[A-Za-z0-9.-]+$/, 'an api-version such as 2024-10-21').optional(),
+    /** Which creation endpoints the deployments speak. */
+    api: z.enum(['chat', 'responses', 'both']).default('both'),
+    /** Name of the environment variable that holds the resource's key, sent as `api-key`. */
+    api_key_env: envName.optional(),
+    entra: entraAuth.optional(),
+    timeouts: timeouts.default(defaultTimeouts),
+    input_bound: inputBound,
+  })
+  .strict()
+  .superRefine((provider, context) => {
+    if (provider.url_form === 'deployments' && provider.api_version === undefined) {
+      context.addIssue({ code: 'custom', path: ['api_version'], message: 'required with url_form: deployments' });
+    }
+    if ((provider.api_key_env === undefined) === (provider.entra === undefined)) {
+      context.addIssue({ code: 'custom', path: ['api_key_env'], message: 'give exactly one of api_key_env and entra' });
+    }
+  });
+
+export const providerSchema = z.discriminatedUnion('type', [simulatedProvider, openaiProvider, anthropicProvider, geminiProvider, azureProvider]);
 
 const target = z
   .object({
@@ -370,6 +422,8 @@ export type SimulatedProviderConfig = z.infer<typeof simulatedProvider>;
 export type OpenAIProviderConfig = z.infer<typeof openaiProvider>;
 export type AnthropicProviderConfig = z.infer<typeof anthropicProvider>;
 export type GeminiProviderConfig = z.infer<typeof geminiProvider>;
+export type AzureProviderConfig = z.infer<typeof azureProvider>;
+export type EntraAuthConfig = z.infer<typeof entraAuth>;
 export type TimeoutsConfig = z.infer<typeof timeouts>;
 export type AlertsConfig = z.infer<typeof alerts>;
 export type WebhookConfig = z.infer<typeof webhook>;

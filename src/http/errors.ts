@@ -37,7 +37,7 @@ export function toGatewayError(error: unknown): { gatewayError: GatewayError; un
 function fromUpstream(error: UpstreamError): GatewayError {
   if (error.kind === 'status' && error.status !== undefined && error.status >= 400 && error.status < 500 && !error.failoverable) {
     const reason = error.clientMessage ?? 'The upstream provider rejected the request.';
-    return new GatewayError('upstream_rejected', { message: reason });
+    return new GatewayError('upstream_rejected', { message: reason, ...(error.clientCode === undefined ? {} : { code: error.clientCode }) });
   }
   if (error.kind === 'timeout') return new GatewayError('upstream_timeout');
   return new GatewayError('upstream_error');

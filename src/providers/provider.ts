@@ -315,13 +315,19 @@ export class UpstreamError extends Error {
    * (never contains upstream URLs or keys).
    */
   readonly clientMessage: string | undefined;
+  /**
+   * With `clientMessage`: the `code` the client's error carries instead of the gateway's own, when
+   * the upstream's refusal has a name clients act on (Azure's `content_filter`, docs/wire-protocols.md §17.4).
+   */
+  readonly clientCode: string | undefined;
 
-  constructor(kind: UpstreamFailureKind, message: string, options: { status?: number; clientMessage?: string; cause?: unknown } = {}) {
+  constructor(kind: UpstreamFailureKind, message: string, options: { status?: number; clientMessage?: string; clientCode?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'UpstreamError';
     this.kind = kind;
     this.status = options.status;
     this.clientMessage = options.clientMessage;
+    this.clientCode = options.clientCode;
   }
 
   /** Whether another target may succeed where this one failed (connection, timeout, 429, 5xx, credentials). */

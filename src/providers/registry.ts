@@ -4,6 +4,7 @@
  */
 import type { ProviderConfig } from '../config/schema.js';
 import { createAnthropicProvider } from './anthropic/anthropic-provider.js';
+import { createAzureProvider } from './azure/azure-provider.js';
 import { createGeminiProvider } from './gemini/gemini-provider.js';
 import { createOpenAIProvider } from './openai/openai-provider.js';
 import type { Provider } from './provider.js';
@@ -24,6 +25,9 @@ export function createProviders(configs: readonly ProviderConfig[], env: Readonl
         break;
       case 'gemini':
         providers.set(config.name, createGeminiProvider(config, env));
+        break;
+      case 'azure':
+        providers.set(config.name, createAzureProvider(config, env));
         break;
     }
   }

@@ -1,6 +1,7 @@
 /**
  * The provider conformance table (docs/architecture.md, "Tests"): the entries for `openai` over Chat
- * Completions, `openai` over Responses, `anthropic` and `gemini`, each saying how to reach it and
+ * Completions, `openai` over Responses, `anthropic`, `gemini`, and `azure` at its deployment
+ * address over Chat and at its v1 address over Responses, each saying how to reach it and
  * which recorded capture of its own `__fixtures__` folder the loopback upstream double replays for
  * each case, and the helpers the cases share. The cases live in answers.test.ts and
  * transport.test.ts; every case runs against every entry with the same assertions.
@@ -16,6 +17,7 @@ import { providerSchema } from '../../src/config/schema.js';
 import type { CanonicalEvent, CanonicalRequest, FinishReason, Usage } from '../../src/protocol/canonical.js';
 import { countTextTokens } from '../../src/protocol/tokens.js';
 import { ANTHROPIC_FIXTURES } from '../../src/providers/anthropic/__fixtures__/fixtures.js';
+import { AZURE_FIXTURES } from '../../src/providers/azure/__fixtures__/fixtures.js';
 import { GEMINI_FIXTURES } from '../../src/providers/gemini/__fixtures__/captures.js';
 import { OPENAI_FIXTURES } from '../../src/providers/openai/__fixtures__/fixtures.js';
 import { UpstreamError, type Provider, type ProviderCall } from '../../src/providers/provider.js';
@@ -58,6 +60,8 @@ export interface ProviderEntry {
   label: string;
   /** The catalog entry without name, address, key and timeouts (the suite adds those). */
   catalogEntry: Record<string, unknown>;
+  /** The catalog field the upstream's address goes in: `base_url`, or Azure's `endpoint`. */
+  addressField?: 'endpoint';
   /** The version segment of the upstream's base address. */
   versionPath: string;
   upstreamModel: string;
@@ -81,6 +85,7 @@ export function capturesIn(folder: URL, types: { stream: string; json: string })
 export const openai = capturesIn(OPENAI_FIXTURES, { stream: 'text/event-stream; charset=utf-8', json: 'application/json' });
 export const anthropic = capturesIn(ANTHROPIC_FIXTURES, { stream: 'text/event-stream; charset=utf-8', json: 'application/json' });
 export const gemini = capturesIn(GEMINI_FIXTURES, { stream: 'text/event-stream', json: 'application/json; charset=UTF-8' });
+export const azure = capturesIn(AZURE_FIXTURES, { stream: 'text/event-stream; charset=utf-8', json: 'application/json' });
 
 /** OpenAI's error envelope is the same on both endpoints (docs/wire-protocols.md §6.1). */
 export const OPENAI_ERRORS = { error400: openai.json('error-400.json', 400), error429: openai.json('error-429.json', 429), error500: openai.json('error-500.json', 500) };
@@ -171,6 +176,44 @@ export const PROVIDERS: ProviderEntry[] = [
     headEvents: 2,
     usage: USAGE,
   },
+  {
+    // Azure's Chat answers are OpenAI's with its filter verdicts added; its other errors are OpenAI's envelope.
+    label: 'azure (deployments, chat)',
+    catalogEntry: { type: 'azure', url_form: 'deployments', api_version: '2024-10-21', api: 'chat' },
+    addressField: 'endpoint',
+    versionPath: '',
+    upstreamModel: 'gpt-4o-mini-prod',
+    path: '/openai/deployments/gpt-4o-mini-prod/chat/completions?api-version=2024-10-21',
+    captures: {
+      text: azure.stream('conformance/chat-text-stream.sse'),
+      wholeText: azure.json('conformance/chat-text.json'),
+      toolCall: azure.stream('conformance/chat-tool-call-stream.sse'),
+      parallelToolCalls: azure.stream('conformance/chat-parallel-tool-calls-stream.sse'),
+      usage: azure.stream('conformance/chat-usage-stream.sse'),
+      ...OPENAI_ERRORS,
+    },
+    // The prompt-filter chunk, the role chunk, "Hello", " from the".
+    headEvents: 4,
+    usage: USAGE,
+  },
+  {
+    label: 'azure (v1, responses)',
+    catalogEntry: { type: 'azure', url_form: 'v1', api: 'responses' },
+    addressField: 'endpoint',
+    versionPath: '',
+    upstreamModel: 'gpt-5-mini-prod',
+    path: '/openai/v1/responses',
+    captures: {
+      text: openai.stream('conformance/responses-text-stream.sse'),
+      wholeText: openai.json('conformance/responses-text.json'),
+      toolCall: openai.stream('conformance/responses-tool-call-stream.sse'),
+      parallelToolCalls: openai.stream('conformance/responses-parallel-tool-calls-stream.sse'),
+      usage: openai.stream('conformance/responses-usage-stream.sse'),
+      ...OPENAI_ERRORS,
+    },
+    headEvents: 6,
+    usage: USAGE,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -203,7 +246,7 @@ export function baseUrlOf(entry: ProviderEntry, double: UpstreamDouble): string 
 }
 
 export function rawEntry(entry: ProviderEntry, baseUrl: string, timeouts = TIMEOUTS): Record<string, unknown> {
-  return { ...entry.catalogEntry, name: PROVIDER_NAME, base_url: baseUrl, api_key_env: KEY_ENV, timeouts };
+  return { ...entry.catalogEntry, name: PROVIDER_NAME, [entry.addressField ?? 'base_url']: baseUrl, api_key_env: KEY_ENV, timeouts };
 }
 
 /** The provider, built by the registry from a catalog entry, as the gateway builds it; `double` may be a bare base address. */

@@ -127,7 +127,7 @@ function answerWith(response: ServerResponse, reply: UpstreamReply, stream: bool
 
 /** A chosen answer as a Responses object, or as its event stream (docs/wire-protocols.md §2.5). */
 /** `chatUsage` (the `usage` option's report), when given, is reported in Responses terms instead of the fixed one. */
-function answerResponsesWith(response: ServerResponse, reply: UpstreamReply, body: Record<string, unknown>, count: number, chatUsage?: Record<string, unknown>): void {
+export function answerResponsesWith(response: ServerResponse, reply: UpstreamReply, body: Record<string, unknown>, count: number, chatUsage?: Record<string, unknown>): void {
   const text = reply.content ?? '';
   const toolCalls = reply.toolCalls ?? [];
   const message = { id: `msg_upstream_${count}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };

@@ -6,10 +6,11 @@
  */
 import type { EmbeddingsCall, EmbeddingsResult } from '../provider.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
+import type { EndpointPath } from './endpoint-path.js';
 
-export async function runEmbeddings(client: UpstreamHttpClient, call: EmbeddingsCall): Promise<EmbeddingsResult> {
+export async function runEmbeddings(client: UpstreamHttpClient, pathOf: EndpointPath, call: EmbeddingsCall): Promise<EmbeddingsResult> {
   const body = { ...call.body, model: call.upstreamModel };
-  const answer = await client.postForWhole('/embeddings', body, { signal: call.signal, requestId: call.requestId, stream: false });
+  const answer = await client.postForWhole(pathOf('/embeddings', call.upstreamModel), body, { signal: call.signal, requestId: call.requestId, stream: false });
   const json = client.parseJsonObject(answer.text);
   const data = json.data;
   if (!Array.isArray(data) || data.length !== call.request.inputs.length) {

@@ -11,16 +11,17 @@ import type { ImageStreamEvent, ImagesCall, ImagesResult } from '../provider.js'
 import { readUpstreamEvents } from '../shared/event-frames.js';
 import { MultipartBody } from '../shared/multipart-body.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
+import type { EndpointPath } from './endpoint-path.js';
 
-function bodyOf(call: ImagesCall): { path: string; body: unknown } {
-  if (call.body.kind === 'generation') return { path: '/images/generations', body: { ...call.body.json, model: call.upstreamModel } };
+function bodyOf(pathOf: EndpointPath, call: ImagesCall): { path: string; body: unknown } {
+  if (call.body.kind === 'generation') return { path: pathOf('/images/generations', call.upstreamModel), body: { ...call.body.json, model: call.upstreamModel } };
   const model = call.upstreamModel;
   const fields = call.body.form.map(([name, value]) => [name, name === 'model' ? model : value] as const);
-  return { path: '/images/edits', body: new MultipartBody(fields) };
+  return { path: pathOf('/images/edits', model), body: new MultipartBody(fields) };
 }
 
-export async function runImages(client: UpstreamHttpClient, call: ImagesCall): Promise<ImagesResult> {
-  const { path, body } = bodyOf(call);
+export async function runImages(client: UpstreamHttpClient, pathOf: EndpointPath, call: ImagesCall): Promise<ImagesResult> {
+  const { path, body } = bodyOf(pathOf, call);
   const options = { signal: call.signal, requestId: call.requestId, stream: call.body.request.stream };
   if (!call.body.request.stream) {
     const answer = await client.postForWhole(path, body, options);

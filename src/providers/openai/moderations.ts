@@ -4,10 +4,11 @@
  */
 import type { ModerationsCall, ModerationsResult } from '../provider.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
+import type { EndpointPath } from './endpoint-path.js';
 
-export async function runModerations(client: UpstreamHttpClient, call: ModerationsCall): Promise<ModerationsResult> {
+export async function runModerations(client: UpstreamHttpClient, pathOf: EndpointPath, call: ModerationsCall): Promise<ModerationsResult> {
   const body = { ...call.body, model: call.upstreamModel };
-  const answer = await client.postForWhole('/moderations', body, { signal: call.signal, requestId: call.requestId, stream: false });
+  const answer = await client.postForWhole(pathOf('/moderations', call.upstreamModel), body, { signal: call.signal, requestId: call.requestId, stream: false });
   const json = client.parseJsonObject(answer.text);
   const results = json.results;
   const expected = call.request.input.every((item) => typeof item === 'string') ? call.request.input.length : 1;

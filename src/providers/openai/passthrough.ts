@@ -14,6 +14,7 @@ import { UnreadableStreamError } from '../shared/stream-translator.js';
 import { failureFrame } from '../shared/passthrough-frames.js';
 import { failureText, PassthroughReader, type PassthroughFramer } from '../shared/passthrough-reader.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
+import type { EndpointPath } from './endpoint-path.js';
 import { ChatChunkReader, chatCompletionMeterEvents, inBandErrorMessage, readChatChunk, type ReadChatChunk } from './chat-wire.js';
 import { ResponsesEventReader, responsesObjectMeterEvents } from './responses-wire.js';
 import { clientModelOf, renameWholeAnswer, replaceModelName, withClientModel } from '../shared/model-name.js';
@@ -50,9 +51,9 @@ function setStream(body: Record<string, unknown>, stream: boolean): void {
 }
 
 /** Runs a pass-through call; resolves once the upstream answered 200 (UpstreamError otherwise). */
-export async function runPassthrough(client: UpstreamHttpClient, call: PassthroughCall): Promise<PassthroughResult> {
+export async function runPassthrough(client: UpstreamHttpClient, pathOf: EndpointPath, call: PassthroughCall): Promise<PassthroughResult> {
   const chat = call.surface === 'chat-completions';
-  const path = chat ? '/chat/completions' : '/responses';
+  const path = pathOf(chat ? '/chat/completions' : '/responses', call.upstreamModel);
   const body = chat ? prepareChatBody(call) : prepareResponsesBody(call);
   // Answers name the model the client asked for (the catalog id), as on every other route.
   const clientModel = clientModelOf(call.body, call.upstreamModel);

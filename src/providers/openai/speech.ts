@@ -7,12 +7,13 @@
 import type { EventFrame, SpeechCall, SpeechResult } from '../provider.js';
 import { countField, readUpstreamEvents } from '../shared/event-frames.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
+import type { EndpointPath } from './endpoint-path.js';
 
-export async function runSpeech(client: UpstreamHttpClient, call: SpeechCall): Promise<SpeechResult> {
+export async function runSpeech(client: UpstreamHttpClient, pathOf: EndpointPath, call: SpeechCall): Promise<SpeechResult> {
   const body = { ...call.body, model: call.upstreamModel };
   const stream = call.request.stream;
   const options = { signal: call.signal, requestId: call.requestId, stream, extraHeaders: { accept: stream ? 'text/event-stream' : 'application/octet-stream' } };
-  const response = await client.post('/audio/speech', body, options);
+  const response = await client.post(pathOf('/audio/speech', call.upstreamModel), body, options);
   if (stream) {
     if (response.mediaType !== 'text/event-stream') throw client.failure('protocol', `the speech answer is ${response.mediaType || 'untyped'}, not events`);
     return { events: speechFrames(readUpstreamEvents(client, response.body, call.signal, 'the speech stream')) };

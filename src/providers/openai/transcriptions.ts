@@ -11,6 +11,7 @@ import type { TranscriptionCall, TranscriptionResult } from '../provider.js';
 import { readUpstreamEvents } from '../shared/event-frames.js';
 import { MultipartBody, type MultipartValue } from '../shared/multipart-body.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
+import type { EndpointPath } from './endpoint-path.js';
 
 /** The upstream's body: every field and file as the client sent them, the model renamed. */
 export function transcriptionBody(call: TranscriptionCall): MultipartBody {
@@ -24,8 +25,8 @@ export function transcriptionBody(call: TranscriptionCall): MultipartBody {
   return new MultipartBody(parts);
 }
 
-export async function runTranscription(client: UpstreamHttpClient, call: TranscriptionCall): Promise<TranscriptionResult> {
-  const path = `/audio/${call.request.endpoint}`;
+export async function runTranscription(client: UpstreamHttpClient, pathOf: EndpointPath, call: TranscriptionCall): Promise<TranscriptionResult> {
+  const path = pathOf(call.request.endpoint === 'translations' ? '/audio/translations' : '/audio/transcriptions', call.upstreamModel);
   const body = transcriptionBody(call);
   if (call.request.stream) {
     const response = await client.post(path, body, { signal: call.signal, requestId: call.requestId, stream: true });

@@ -15,6 +15,13 @@ export interface UpstreamErrorBody {
    * answers an invalid key with a 400). 401 and 403 always mean that; this covers the rest.
    */
   refusesCredentials?: boolean;
+  /**
+   * What a refusal of the request itself (a 4xx) tells the client instead of `message`, and the
+   * `code` it carries: an upstream's named refusal that clients act on, as Azure's content filter
+   * (docs/wire-protocols.md §17.4). Raw text, redacted by the client like `message`.
+   */
+  clientMessage?: string;
+  clientCode?: string;
 }
 
 /** Reads a provider's error body; `text` may be anything, including empty or HTML. */

@@ -15,11 +15,11 @@ export interface SecretConfig {
  * unset (or blank) is a startup error: a missing secret would otherwise surface as refusals on live
  * traffic. The message names the variable, never a value.
  */
-export function resolveSecret(providerType: string, config: SecretConfig, env: Readonly<Record<string, string | undefined>>): string | undefined {
+export function resolveSecret(providerType: string, config: SecretConfig, env: Readonly<Record<string, string | undefined>>, what = 'its API key'): string | undefined {
   if (config.api_key_env === undefined) return undefined;
   const secret = env[config.api_key_env];
   if (secret === undefined || secret.trim() === '') {
-    throw new Error(`${providerType} provider "${config.name}": environment variable ${config.api_key_env} (its API key) is not set`);
+    throw new Error(`${providerType} provider "${config.name}": environment variable ${config.api_key_env} (${what}) is not set`);
   }
   return secret.trim();
 }

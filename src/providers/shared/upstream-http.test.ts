@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { expectNoSecrets, providerTestKit, upstreamFailure } from '../../../test/support/provider-test-kit.js';
 import { json, type Answer, type UpstreamDouble } from '../../../test/support/upstream-double.js';
 import { readMessageErrorBody, type ErrorBodyReader } from './error-body.js';
-import { UpstreamHttpClient } from './upstream-http.js';
+import { UpstreamError } from '../provider.js';
+import { UpstreamHttpClient, type CallCredentials } from './upstream-http.js';
 
 const SECRET = 'sk-shared-client-Secret-4b1d';
 const kit = providerTestKit();
@@ -195,5 +196,53 @@ describe('UpstreamHttpClient: statuses', () => {
   it.each(calls)('cuts a long upstream reason to 1,000 characters (%s)', async (_name, call) => {
     const double = await kit.upstream(json(400, JSON.stringify({ error: { message: 'x'.repeat(5_000) } })));
     expect((await upstreamFailure(call(clientFor(double)))).clientMessage).toHaveLength(1_000);
+  });
+});
+
+describe('UpstreamHttpClient with credentials fetched per call', () => {
+  /** Credentials that hand out `token-1`, `token-2`, … and record what the client told them. */
+  function countingCredentials(fail?: UpstreamError) {
+    let issued = 0;
+    const seen = { refused: 0 };
+    const credentials: CallCredentials = {
+      headers: () => (fail === undefined ? Promise.resolve({ authorization: `Bearer token-${++issued}` }) : Promise.reject(fail)),
+      refused: () => {
+        seen.refused += 1;
+      },
+      redact: (text) => text.replaceAll(/token-\d+/g, '[redacted]'),
+    };
+    return { credentials, seen };
+  }
+
+  function clientWith(double: UpstreamDouble, credentials: CallCredentials): UpstreamHttpClient {
+    const client = new UpstreamHttpClient({ providerType: 'acme', providerName: 'acme-primary', baseUrl: double.baseUrl, secret: undefined, headers: {}, readErrorBody: readMessageErrorBody, timeouts: { connect_ms: 1_000, first_byte_ms: 2_000, idle_ms: 2_000 }, credentials });
+    kit.defer(() => client.close());
+    return client;
+  }
+
+  it.each(calls)('%s sends the headers the credentials give for each call, on every path', async (_name, send) => {
+    const double = await kit.upstream(json(200, '{}'));
+    const client = clientWith(double, countingCredentials().credentials);
+    await send(client);
+    await postForWhole(client, undefined, { 'x-client': 'kept' });
+    expect(double.requests.map((request) => request.headers.authorization)).toEqual(['Bearer token-1', 'Bearer token-2']);
+    expect(double.requests[1]?.headers['x-client']).toBe('kept');
+  });
+
+  it.each(calls)('%s tells the credentials of a 401 and redacts what they gave away', async (_name, send) => {
+    const double = await kit.upstream(json(401, '{"error":{"message":"Token token-1 is invalid"}}'));
+    const { credentials, seen } = countingCredentials();
+    const error = await upstreamFailure(send(clientWith(double, credentials)));
+    expect(error.kind).toBe('credentials');
+    expect(error.message).toContain('Token [redacted] is invalid');
+    expect(seen.refused).toBe(1);
+  });
+
+  it.each(calls)('%s rejects with the credentials failure as is, and sends nothing', async (_name, send) => {
+    const double = await kit.upstream(json(200, '{}'));
+    const refusal = new UpstreamError('credentials', 'acme provider "acme-primary": no token');
+    const error = await upstreamFailure(send(clientWith(double, countingCredentials(refusal).credentials)));
+    expect(error).toBe(refusal);
+    expect(double.requests).toHaveLength(0);
   });
 });

@@ -3,7 +3,8 @@
  * with the provider's own headers, bounded body reads, and the mapping of everything that can go
  * wrong before a 200 into `UpstreamError`. What differs between providers comes in as options:
  * their authentication and version headers, what their error bodies say, and their name in
- * messages. Every message that leaves is free of the secret and of the upstream's address.
+ * messages, and where a credential is fetched per call (a short-lived token) rather than fixed.
+ * Every message that leaves is free of the secret and of the upstream's address.
  */
 import { Readable } from 'node:stream';
 import { errors, Pool, type Dispatcher } from 'undici';
@@ -60,6 +61,22 @@ export interface UpstreamHttpClientOptions {
   /** What the provider's error bodies say. */
   readErrorBody: ErrorBodyReader;
   timeouts: TimeoutsConfig;
+  /** A credential fetched per call, sent beside `headers` (Azure's Entra ID tokens). */
+  credentials?: CallCredentials;
+}
+
+/**
+ * A credential that is not fixed at startup: a token that expires and is fetched again. Its
+ * headers are asked for before each call; a failure to get them rejects with an `UpstreamError`
+ * (kind `credentials`, so that the router takes the provider out) whose message holds no secret.
+ */
+export interface CallCredentials {
+  /** The headers that carry the credential for the next call, e.g. `{ authorization: 'Bearer …' }`. */
+  headers(): Promise<Readonly<Record<string, string>>>;
+  /** The upstream refused the credential (401, 403): the next call must not send it again. */
+  refused(): void;
+  /** Strips what the credential gave away (its tokens, its own secret) from a text. */
+  redact(text: string): string;
 }
 
 /** The part of an HTTP provider's config the client is built from. */
@@ -75,6 +92,8 @@ export interface UpstreamWire {
   /** Headers sent with every request whatever the key, e.g. a version header. */
   headers?: Readonly<Record<string, string>>;
   readErrorBody: ErrorBodyReader;
+  /** A credential fetched per call instead of (or beside) the configured key. */
+  credentials?: CallCredentials;
 }
 
 /**
@@ -97,12 +116,14 @@ export function createUpstreamHttpClient(
     headers: { ...wire.headers, ...(secret === undefined ? {} : wire.authHeaders(secret)) },
     readErrorBody: wire.readErrorBody,
     timeouts: config.timeouts,
+    ...(wire.credentials === undefined ? {} : { credentials: wire.credentials }),
   });
 }
 
 export interface FailureOptions {
   status?: number;
   clientMessage?: string;
+  clientCode?: string;
   cause?: unknown;
 }
 
@@ -128,11 +149,15 @@ export class UpstreamHttpClient {
    */
   readonly #headerLists: { readonly stream: readonly string[]; readonly whole: readonly string[] };
   readonly #readErrorBody: ErrorBodyReader;
+  readonly #credentials: CallCredentials | undefined;
 
   constructor(options: UpstreamHttpClientOptions) {
     this.providerName = options.providerName;
     this.#label = `${options.providerType} provider "${options.providerName}"`;
-    this.redact = createRedactor(options.baseUrl, options.secret);
+    const redact = createRedactor(options.baseUrl, options.secret);
+    const credentials = options.credentials;
+    this.#credentials = credentials;
+    this.redact = credentials === undefined ? redact : (text) => credentials.redact(redact(text));
     this.#headers = options.headers;
     this.#headerLists = { stream: this.#baseHeaderList(true), whole: this.#baseHeaderList(false) };
     this.#readErrorBody = options.readErrorBody;
@@ -151,9 +176,11 @@ export class UpstreamHttpClient {
    * `signal`, which is rethrown as is: the caller gave up, the upstream did not fail.
    */
   async post(path: string, body: unknown, options: PostOptions): Promise<UpstreamResponse> {
+    // Before the call: a credential that cannot be had is its own failure, not a transport one.
+    const credential = this.#credentials === undefined ? undefined : await this.#credentials.headers();
     let response: Dispatcher.ResponseData;
     try {
-      const request = body instanceof MultipartBody ? this.#multipart(body, options) : { headers: this.#headersOf(options), body: JSON.stringify(body) };
+      const request = body instanceof MultipartBody ? this.#multipart(body, options, credential) : { headers: this.#headersOf(options, credential), body: JSON.stringify(body) };
       response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', ...request, signal: options.signal });
     } catch (error) {
       if (options.signal.aborted) throw error;
@@ -171,9 +198,10 @@ export class UpstreamHttpClient {
    * of `post` followed by `readWholeBody`: `UpstreamError`s, or the abort of `signal` as is.
    */
   async postForWhole(path: string, body: unknown, options: PostOptions): Promise<WholeUpstreamResponse> {
+    const credential = this.#credentials === undefined ? undefined : await this.#credentials.headers();
     let answer: CollectedAnswer;
     try {
-      const request = body instanceof MultipartBody ? this.#multipart(body, options) : { headers: this.#headersOf(options), body: JSON.stringify(body) };
+      const request = body instanceof MultipartBody ? this.#multipart(body, options, credential) : { headers: this.#headersOf(options, credential), body: JSON.stringify(body) };
       answer = await collect(this.#pool, { path: this.#basePath + path, method: 'POST', ...request }, options.signal);
     } catch (error) {
       if (options.signal.aborted) throw error;
@@ -193,11 +221,12 @@ export class UpstreamHttpClient {
   }
 
   /** An upload's body and headers: its own content type and length, the rest as `#headersOf`. */
-  #multipart(body: MultipartBody, options: PostOptions): { headers: Record<string, string>; body: Readable } {
+  #multipart(body: MultipartBody, options: PostOptions, credential: Readonly<Record<string, string>> | undefined): { headers: Record<string, string>; body: Readable } {
     const headers = {
       accept: options.stream ? 'text/event-stream' : 'application/json',
       ...options.extraHeaders,
       ...this.#headers,
+      ...credential,
       'content-type': body.contentType,
       'content-length': String(body.length),
       'x-request-id': options.requestId,
@@ -206,14 +235,22 @@ export class UpstreamHttpClient {
     return { headers, body: Readable.from(body, { objectMode: false }) };
   }
 
-  /** The headers of a call: the call's `accept`, the client's headers, the provider's (which win), the request id. */
-  #headersOf(options: PostOptions): string[] | Record<string, string> {
-    if (options.extraHeaders === undefined) return [...(options.stream ? this.#headerLists.stream : this.#headerLists.whole), 'x-request-id', options.requestId];
+  /**
+   * The headers of a call: the call's `accept`, the client's headers, the provider's (which win),
+   * the call's credential, the request id.
+   */
+  #headersOf(options: PostOptions, credential: Readonly<Record<string, string>> | undefined): string[] | Record<string, string> {
+    if (options.extraHeaders === undefined) {
+      const base = options.stream ? this.#headerLists.stream : this.#headerLists.whole;
+      // The credential's header names are none of the provider's fixed ones (no duplicate in the list).
+      return credential === undefined ? [...base, 'x-request-id', options.requestId] : [...base, ...Object.entries(credential).flat(), 'x-request-id', options.requestId];
+    }
     return {
       'content-type': 'application/json',
       accept: options.stream ? 'text/event-stream' : 'application/json',
       ...options.extraHeaders,
       ...this.#headers,
+      ...credential,
       'x-request-id': options.requestId,
     };
   }
@@ -284,11 +321,16 @@ export class UpstreamHttpClient {
     const statusName = reading.statusName === undefined ? '' : ` ${reading.statusName}`;
     const detail = `upstream answered HTTP ${status}${statusName}${safeMessage === undefined ? '' : `: ${safeMessage}`}`;
     // Our own upstream credentials were refused: nothing the client can fix or see.
-    if (status === 401 || status === 403 || reading.refusesCredentials === true) return this.failure('credentials', detail, { status });
+    if (status === 401 || status === 403 || reading.refusesCredentials === true) {
+      this.#credentials?.refused();
+      return this.failure('credentials', detail, { status });
+    }
     // Only a refusal of the request itself is the client's to read; 408, 429 and 5xx fail over
     // (UpstreamError.failoverable), so the client never sees their text.
-    const clientMessage = status >= 400 && status < 500 && status !== 408 && status !== 429 ? safeMessage : undefined;
-    return this.failure('status', detail, { status, ...(clientMessage === undefined ? {} : { clientMessage }) });
+    if (status < 400 || status >= 500 || status === 408 || status === 429) return this.failure('status', detail, { status });
+    const clientMessage = reading.clientMessage === undefined ? safeMessage : this.safeText(reading.clientMessage);
+    const clientCode = reading.clientCode;
+    return this.failure('status', detail, { status, ...(clientMessage === undefined ? {} : { clientMessage }), ...(clientCode === undefined ? {} : { clientCode }) });
   }
 }
 

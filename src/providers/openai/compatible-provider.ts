@@ -1,0 +1,90 @@
+/**
+ * The one implementation of an OpenAI-compatible upstream, shared by the `openai` and `azure`
+ * provider types: the canonical path speaks Chat Completions (the dialect every compatible server
+ * knows), or Responses when that is all the upstream speaks; same-protocol calls are passed
+ * through; embeddings, images, speech, transcriptions and moderations are forwarded. What differs
+ * between the types comes in as parameters: the HTTP client (base address, authentication, how
+ * error bodies read) and where each call goes (`EndpointPath`) (docs/wire-protocols.md §1–§3,
+ * §6–§11, §17; docs/architecture.md, "Hub and spoke").
+ */
+import type { CanonicalEvent, CanonicalRequest, Surface } from '../../protocol/canonical.js';
+import { UpstreamError, type PassthroughCall, type PassthroughResult, type Provider, type ProviderCall } from '../provider.js';
+import { streamCanonical } from '../shared/canonical-stream.js';
+import type { UpstreamHttpClient } from '../shared/upstream-http.js';
+import { ChatStreamTranslator, chatCompletionEvents, inBandErrorMessage, toChatBody } from './chat-wire.js';
+import { runEmbeddings } from './embeddings.js';
+import type { EndpointPath } from './endpoint-path.js';
+import { runImages } from './images.js';
+import { runModerations } from './moderations.js';
+import { runPassthrough } from './passthrough.js';
+import { ResponsesStreamTranslator, responsesObjectEvents, toResponsesBody } from './responses-wire.js';
+import { runSpeech } from './speech.js';
+import { runTranscription } from './transcriptions.js';
+
+export interface CompatibleProviderOptions {
+  /** The provider's name in the catalog. */
+  name: string;
+  /** The provider type as messages name it (`openai`, `azure`). */
+  providerType: string;
+  /** Which creation endpoints the upstream speaks. */
+  api: 'chat' | 'responses' | 'both';
+  client: UpstreamHttpClient;
+  pathOf: EndpointPath;
+  /** Whether the upstream has OpenAI's `/moderations` (Azure OpenAI has none). */
+  moderations: boolean;
+}
+
+export function createCompatibleProvider(options: CompatibleProviderOptions): Provider {
+  const { api, client, pathOf } = options;
+
+  const speaksNatively = (surface: Surface): boolean => {
+    if (surface === 'chat-completions') return api === 'chat' || api === 'both';
+    if (surface === 'responses') return api === 'responses' || api === 'both';
+    return false;
+  };
+
+  /** A whole JSON answer to a stream request: an error object in it fails over, like a 5xx. */
+  const wholeBody =
+    (toEvents: (body: Record<string, unknown>) => CanonicalEvent[]) =>
+    (text: string): CanonicalEvent[] => {
+      const json = client.parseJsonObject(text);
+      if (json.error !== undefined && json.error !== null) {
+        throw client.failure('protocol', `upstream answered 200 with an error: ${inBandErrorMessage(json.error)}`);
+      }
+      return toEvents(json);
+    };
+
+  const provider: Provider = {
+    name: options.name,
+
+    stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> {
+      if (api === 'responses') {
+        const route = { path: pathOf('/responses', call.upstreamModel), body: toResponsesBody(request, call), translator: new ResponsesStreamTranslator(), wholeBody: wholeBody(responsesObjectEvents) };
+        return streamCanonical(client, route, call);
+      }
+      const route = { path: pathOf('/chat/completions', call.upstreamModel), body: toChatBody(request, call), translator: new ChatStreamTranslator(), wholeBody: wholeBody(chatCompletionEvents) };
+      return streamCanonical(client, route, call);
+    },
+
+    async passthrough(call: PassthroughCall): Promise<PassthroughResult> {
+      if (!speaksNatively(call.surface)) {
+        throw new UpstreamError('protocol', `${options.providerType} provider "${options.name}" does not speak ${call.surface} (api: ${api})`);
+      }
+      return runPassthrough(client, pathOf, call);
+    },
+
+    speaksNatively,
+
+    embed: (call) => runEmbeddings(client, pathOf, call),
+    speak: (call) => runSpeech(client, pathOf, call),
+    images: (call) => runImages(client, pathOf, call),
+    transcribe: (call) => runTranscription(client, pathOf, call),
+
+    // The canonical path speaks Responses only to an upstream that speaks nothing else.
+    keepsHostedTool: () => api === 'responses',
+
+    close: () => client.close(),
+  };
+  if (options.moderations) provider.moderate = (call) => runModerations(client, pathOf, call);
+  return provider;
+}
