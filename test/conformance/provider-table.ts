@@ -90,6 +90,17 @@ export const azure = capturesIn(AZURE_FIXTURES, { stream: 'text/event-stream; ch
 /** OpenAI's error envelope is the same on both endpoints (docs/wire-protocols.md §6.1). */
 export const OPENAI_ERRORS = { error400: openai.json('error-400.json', 400), error429: openai.json('error-429.json', 429), error500: openai.json('error-500.json', 500) };
 
+/** OpenAI's Responses captures, served by every upstream that speaks Responses (openai, azure's v1 form). */
+const RESPONSES_CAPTURES = {
+  text: openai.stream('conformance/responses-text-stream.sse'),
+  wholeText: openai.json('conformance/responses-text.json'),
+  toolCall: openai.stream('conformance/responses-tool-call-stream.sse'),
+  parallelToolCalls: openai.stream('conformance/responses-parallel-tool-calls-stream.sse'),
+  // input_tokens 120 (cached_tokens 100), output_tokens 40 (reasoning_tokens 16).
+  usage: openai.stream('conformance/responses-usage-stream.sse'),
+  ...OPENAI_ERRORS,
+};
+
 export const PROVIDERS: ProviderEntry[] = [
   {
     label: 'openai (chat)',
@@ -116,15 +127,7 @@ export const PROVIDERS: ProviderEntry[] = [
     versionPath: '/v1',
     upstreamModel: 'gpt-5-mini-2025-08-07',
     path: '/v1/responses',
-    captures: {
-      text: openai.stream('conformance/responses-text-stream.sse'),
-      wholeText: openai.json('conformance/responses-text.json'),
-      toolCall: openai.stream('conformance/responses-tool-call-stream.sse'),
-      parallelToolCalls: openai.stream('conformance/responses-parallel-tool-calls-stream.sse'),
-      // input_tokens 120 (cached_tokens 100), output_tokens 40 (reasoning_tokens 16).
-      usage: openai.stream('conformance/responses-usage-stream.sse'),
-      ...OPENAI_ERRORS,
-    },
+    captures: RESPONSES_CAPTURES,
     // created, in_progress, output_item.added, content_part.added, "Hello", " from the".
     headEvents: 6,
     usage: USAGE,
@@ -203,14 +206,7 @@ export const PROVIDERS: ProviderEntry[] = [
     versionPath: '',
     upstreamModel: 'gpt-5-mini-prod',
     path: '/openai/v1/responses',
-    captures: {
-      text: openai.stream('conformance/responses-text-stream.sse'),
-      wholeText: openai.json('conformance/responses-text.json'),
-      toolCall: openai.stream('conformance/responses-tool-call-stream.sse'),
-      parallelToolCalls: openai.stream('conformance/responses-parallel-tool-calls-stream.sse'),
-      usage: openai.stream('conformance/responses-usage-stream.sse'),
-      ...OPENAI_ERRORS,
-    },
+    captures: RESPONSES_CAPTURES,
     headEvents: 6,
     usage: USAGE,
   },
