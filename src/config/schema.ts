@@ -114,6 +114,11 @@ const entraAuth = z
     /** The identity platform's address: another for a sovereign cloud, or a test double. */
     authority: z.url().default('https://login.microsoftonline.com'),
     scope: z.string().min(1).default('https://cognitiveservices.azure.com/.default'),
+    /**
+     * The longest wait for the token endpoint's answer, separate from the provider's timeouts: a
+     * token endpoint that hangs fails the calls waiting on it (a credentials failure) this soon.
+     */
+    timeout_ms: z.number().int().positive().default(10_000),
   })
   .strict();
 

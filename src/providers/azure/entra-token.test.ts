@@ -3,6 +3,8 @@
  * expire, one fetch in flight however many calls wait, dropped when refused, and every failure an
  * `UpstreamError` of kind `credentials` that gives away neither the secret nor the authority.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectNoSecrets } from '../../../test/support/provider-test-kit.js';
 import { startAzureUpstream, type AzureDouble } from '../../../test/support/azure-upstream.js';
@@ -19,13 +21,13 @@ afterEach(async () => {
   for (const item of opened.splice(0).reverse()) await item.close();
 });
 
-async function setup(options: { life?: number; secret?: string; authority?: string } = {}): Promise<{ double: AzureDouble; source: EntraTokenSource; clock: { now: number } }> {
+async function setup(options: { life?: number; secret?: string; authority?: string; timeoutMs?: number } = {}): Promise<{ double: AzureDouble; source: EntraTokenSource; clock: { now: number } }> {
   const double = await startAzureUpstream({ apiKey: 'unused', deployments: [], tenantId: TENANT, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, tokenLifeSeconds: options.life ?? 3_600 });
   opened.push(double);
   const clock = { now: 1_800_000_000_000 };
   const source = new EntraTokenSource({
     providerName: 'azure-entra',
-    config: { tenant_id: TENANT, client_id: CLIENT_ID, client_secret_env: 'UNUSED', authority: options.authority ?? double.authority, scope: 'https://cognitiveservices.azure.com/.default' },
+    config: { tenant_id: TENANT, client_id: CLIENT_ID, client_secret_env: 'UNUSED', authority: options.authority ?? double.authority, scope: 'https://cognitiveservices.azure.com/.default', timeout_ms: options.timeoutMs ?? 10_000 },
     clientSecret: options.secret ?? CLIENT_SECRET,
     timeouts: TIMEOUTS,
     now: () => clock.now,
@@ -104,6 +106,26 @@ describe('EntraTokenSource', () => {
     expect(error.kind).toBe('credentials');
     expect(error.message).toContain('could not reach the Entra ID token endpoint');
     expectNoSecrets(error.message, [CLIENT_SECRET]);
+  });
+
+  it('fails with kind credentials within its own timeout when the token endpoint accepts and never answers', async () => {
+    // A token endpoint that takes the connection and stays silent: the provider's model-call
+    // timeouts (minutes) do not apply; the token's own `timeout_ms` does.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { source } = await setup({ authority: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, timeoutMs: 300 });
+      const started = Date.now();
+      const error = (await source.token().catch((caught: unknown) => caught)) as UpstreamError;
+      expect(error).toBeInstanceOf(UpstreamError);
+      expect(error.kind).toBe('credentials');
+      expect(error.message).toContain('could not reach the Entra ID token endpoint (no answer within 300 ms)');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expectNoSecrets(error.message, [CLIENT_SECRET]);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('redacts the tokens it issued from any text', async () => {

@@ -70,10 +70,12 @@ export class EntraTokenSource implements CallCredentials {
     const authority = new URL(options.config.authority);
     this.#path = `${authority.pathname.replace(/\/+$/, '')}/${encodeURIComponent(options.config.tenant_id)}/oauth2/v2.0/token`;
     this.#redactAddress = createRedactor(options.config.authority, options.clientSecret);
+    // A token answer is small and quick: its own bound (`timeout_ms`), not the model calls' minutes.
+    const timeout = options.config.timeout_ms;
     this.#pool = new Pool(authority.origin, {
-      connect: { timeout: options.timeouts.connect_ms },
-      headersTimeout: options.timeouts.first_byte_ms,
-      bodyTimeout: options.timeouts.idle_ms,
+      connect: { timeout: Math.min(options.timeouts.connect_ms, timeout) },
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
     });
   }
 
@@ -120,7 +122,9 @@ export class EntraTokenSource implements CallCredentials {
       status = response.statusCode;
       text = await readLimited(response.body);
     } catch (error) {
-      throw this.#failure(`could not reach the Entra ID token endpoint (${classifyTransportFailure(error).detail})`, undefined, error);
+      const failure = classifyTransportFailure(error);
+      const reason = failure.kind === 'timeout' ? `no answer within ${this.#config.timeout_ms} ms` : failure.detail;
+      throw this.#failure(`could not reach the Entra ID token endpoint (${reason})`, undefined, error);
     }
     const parsed = parseJson(text);
     const answer = parsed.ok && isRecord(parsed.value) ? parsed.value : undefined;
