@@ -14,9 +14,9 @@
  * and then a cut connection, `stream-slow` partial images 400 ms apart.
  */
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Busboy, type BusboyHeaders } from '@fastify/busboy';
 import { solidPng } from '../../src/providers/simulated/images.js';
+import { listenOnLoopback } from './loopback-server.js';
 
 /** The one picture the double answers with: a 1×1 red PNG. */
 export const DOUBLE_PNG = solidPng(1, 1, [255, 0, 0]);
@@ -192,16 +192,11 @@ export async function startImagesUpstream(): Promise<ImagesDouble> {
   const server: Server = createServer((request, response) => {
     answer(request, response).catch((error: unknown) => send(response, 400, { error: { message: String(error) } }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `${listening.origin}/v1`,
     requests,
     abortedCount: () => aborted,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: listening.close,
   };
 }

@@ -5,7 +5,7 @@
  * the `/responses` path (JSON and the full event stream).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback-server.js';
 
 export interface UpstreamDouble {
   baseUrl: string;
@@ -90,17 +90,12 @@ export async function startOpenAIUpstream(options: UpstreamOptions = {}): Promis
       tick();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `${listening.origin}/v1`,
     requests,
     abortedCount: () => aborted,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: listening.close,
   };
 }
 
