@@ -210,6 +210,11 @@ export function renderMarkdown(results) {
     parts.push(`\n#### Tracing: one worker with OpenTelemetry off (tollgate-1) and on (tollgate-1-traced)\n\n${table(['scenario', 'conc.', 'req/s off', 'req/s on', 'req/s change', 'CPU µs/req off', 'CPU µs/req on', 'p50 ms off', 'p50 ms on', 'p99 ms off', 'p99 ms on'], tracingRows)}`);
   }
 
+  const baselineRows = pairRows(results, 'tollgate-1-baseline', 'tollgate-1');
+  if (baselineRows.length > 0) {
+    parts.push(`\n#### This build (tollgate-1) beside the --baseline build (tollgate-1-baseline), one worker each, same cells\n\n${table(['scenario', 'conc.', 'req/s baseline', 'req/s this', 'req/s change', 'CPU µs/req baseline', 'CPU µs/req this', 'p50 ms baseline', 'p50 ms this', 'p99 ms baseline', 'p99 ms this'], baselineRows)}`);
+  }
+
   const rssRows = Object.entries(results.peakRssBytes).map(([target, bytes]) => [target, fmtMb(bytes)]);
   parts.push(`\n#### Peak RSS during the runs above\n\n${table(['target', 'peak RSS MB'], rssRows)}`);
 
@@ -237,11 +242,19 @@ export function renderMarkdown(results) {
 
 /** Rows comparing the one-worker gateway with tracing off and on, cell by cell. */
 function tracingCost(results) {
+  return pairRows(results, 'tollgate-1', 'tollgate-1-traced');
+}
+
+/**
+ * Rows setting target `on` beside target `off`, cell by cell: req/s of each and the change from
+ * `off` to `on`, then CPU per request, p50 and p99 of each.
+ */
+function pairRows(results, offTarget, onTarget) {
   const rows = [];
   for (const scenario of results.scenarios) {
     for (const concurrency of results.settings.concurrencies) {
-      const off = findRun(results, scenario, concurrency, 'tollgate-1');
-      const on = findRun(results, scenario, concurrency, 'tollgate-1-traced');
+      const off = findRun(results, scenario, concurrency, offTarget);
+      const on = findRun(results, scenario, concurrency, onTarget);
       if (off === undefined || on === undefined) continue;
       const change = ((on.rps - off.rps) / off.rps) * 100;
       rows.push([scenario, String(concurrency), fmtInt(off.rps), fmtInt(on.rps), `${change >= 0 ? '+' : ''}${change.toFixed(1)}%`, fmtInt(off.cpuPerRequestMicros), fmtInt(on.cpuPerRequestMicros), fmtMs(off.latencyMs.p50), fmtMs(on.latencyMs.p50), fmtMs(off.latencyMs.p99), fmtMs(on.latencyMs.p99)]);

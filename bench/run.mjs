@@ -21,7 +21,14 @@
  * Tollgate and reports resident memory per stream, and whether it stays flat. The whole run has a
  * deadline.
  *
+ * With --baseline PATH, another build (e.g. the commit before a change, built in a worktree) runs
+ * as `tollgate-1-baseline`, a one-worker gateway measured in the same interleaved cells as
+ * `tollgate-1` (every pass-through concurrency, and the translated scenarios at c16), so that a
+ * change is compared with the build before it in one run; the report sets the two side by side.
+ * A build that predates a scenario's endpoint (embeddings) is left out of that scenario.
+ *
  * Options: --quick (short cells, fewer streams), --gateway PATH (default dist/cli/main.js),
+ * --baseline PATH (another build's dist/cli/main.js, see above),
  * --workers N (the "all workers" row, default: the number of CPUs; with --profile, the workers of
  * the profiled gateway, default 1), --duration MS, --warmup MS, --streams N, --no-streams,
  * --scenarios a,b, --concurrency 1,16,64, --all-cells, --deadline SECONDS, --no-log-compare,
@@ -55,6 +62,7 @@ function usageError(message) {
 const OPTIONS = {
   quick: { type: 'boolean', default: false },
   gateway: { type: 'string', default: join(repository, 'dist/cli/main.js') },
+  baseline: { type: 'string' },
   workers: { type: 'string' },
   duration: { type: 'string' },
   warmup: { type: 'string' },
@@ -87,6 +95,10 @@ if (flags.help) {
 }
 
 flags.gateway = resolve(flags.gateway);
+if (flags.baseline !== undefined) {
+  flags.baseline = resolve(flags.baseline);
+  if (!existsSync(flags.baseline)) usageError(`--baseline ${flags.baseline} does not exist (build that commit first)`);
+}
 
 /** A whole number from a flag, or a clear error naming the flag. */
 function numberFlag(name, fallback) {
@@ -352,8 +364,11 @@ const redactUrl = (url) => url.replace(/\/\/[^@/]*@/, '//***@');
  * The concurrencies at which `target` runs `scenario`: translated scenarios on tollgate-1 alone,
  * and tollgate-1's variants, at the focus concurrencies (c16); everything else at every one.
  */
+const BASELINE = 'tollgate-1-baseline';
+
 function cellsOf(target, scenario) {
-  if (SCENARIOS[scenario].translated === true) return target.name === 'tollgate-1' ? settings.focusConcurrencies : [];
+  if (target.skipScenarios?.includes(scenario) === true) return [];
+  if (SCENARIOS[scenario].translated === true) return target.name === 'tollgate-1' || target.name === BASELINE ? settings.focusConcurrencies : [];
   return target.variant === true ? settings.focusConcurrencies : settings.concurrencies;
 }
 
@@ -385,10 +400,10 @@ async function main() {
   const supportHandles = [];
 
   /** Prepares and starts one gateway; a failure makes it "not available" (with the reason), not the run's end. */
-  const addTollgate = async (name, { workers = 1, variant = false, prepareOptions = {}, env = {}, supportPids = [] } = {}) => {
+  const addTollgate = async (name, { workers = 1, variant = false, prepareOptions = {}, env = {}, supportPids = [], gatewayPath = flags.gateway, skipScenarios = [] } = {}) => {
     let prepared;
     try {
-      prepared = prepare(name, prepareOptions);
+      prepared = prepare(name, { ...prepareOptions, gatewayPath });
     } catch (error) {
       const reason = `setting it up failed: ${String(error.stderr ?? error.message).trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`;
       results.unavailable[name] = reason;
@@ -396,7 +411,7 @@ async function main() {
       return;
     }
     const port = await freePort();
-    const started = await startTollgate({ gatewayPath: flags.gateway, env: { ...prepared.env, ...env }, port, workers });
+    const started = await startTollgate({ gatewayPath, env: { ...prepared.env, ...env }, port, workers });
     if (started.unavailable !== undefined) {
       results.unavailable[name] = started.unavailable;
       log(`${name}: not available (${started.unavailable})`);
@@ -406,10 +421,16 @@ async function main() {
     // Give the other workers of a cluster time to come up behind the first healthy one.
     if (workers > 1) await new Promise((resolveWait) => setTimeout(resolveWait, 1_500));
     tollgates.push(started.handle);
-    targets.push({ name, port, pid: started.handle.pid, key: prepared.key, supportPids, variant });
+    targets.push({ name, port, pid: started.handle.pid, key: prepared.key, supportPids, variant, skipScenarios });
   };
 
   await addTollgate('tollgate-1');
+  // The build before a change, beside tollgate-1 in the same cells. Builds from before the
+  // embeddings endpoint refuse a catalog naming it, so theirs leaves that model out.
+  if (flags.baseline !== undefined) {
+    const withEmbeddings = baselineServesEmbeddings(flags.baseline);
+    await addTollgate(BASELINE, { gatewayPath: flags.baseline, prepareOptions: { embeddings: withEmbeddings }, skipScenarios: withEmbeddings ? [] : ['embeddings'] });
+  }
   // The request log's cost: the same one-worker gateway with the log off, measured in the same cells.
   if (flags['no-log-compare']) results.leftOut['tollgate-1-nolog'] = '--no-log-compare';
   else await addTollgate('tollgate-1-nolog', { variant: true, prepareOptions: { log: false } });
@@ -477,6 +498,12 @@ async function main() {
   }
   await stopProcess(mock.handle);
   finish(0);
+}
+
+/** Whether a build knows the embeddings endpoint (its catalog schema names it). */
+function baselineServesEmbeddings(gatewayPath) {
+  const schema = join(dirname(dirname(gatewayPath)), 'config', 'schema.js');
+  return existsSync(schema) && readFileSync(schema, 'utf8').includes("'embeddings'");
 }
 
 /**

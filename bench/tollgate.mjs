@@ -21,7 +21,7 @@ import { startNode } from './processes.mjs';
  * - `mock-anthropic` (Anthropic): `bench-via-anthropic` on /v1/responses is translated onto the
  *   Messages API (docs/wire-protocols.md §4).
  */
-function catalogYaml(mockPort, { log = true } = {}) {
+function catalogYaml(mockPort, { log = true, embeddings = true } = {}) {
   const model = (id, provider, upstream) => `  - id: ${id}
     prices: { input: 1, output: 2 }
     max_output_tokens: 1024
@@ -41,11 +41,11 @@ function catalogYaml(mockPort, { log = true } = {}) {
 models:
 ${model('bench', 'mock', 'mock-fast')}
 ${model('bench-slow', 'mock', 'mock-slow')}
-  - id: bench-embed
+${embeddings ? `  - id: bench-embed
     endpoints: [embeddings]
     prices: { input: 0.02, output: 0 }
     targets: [{ provider: mock, model: mock-embed }]
-${model('bench-via-chat', 'mock-chat', 'mock-fast')}
+` : ''}${model('bench-via-chat', 'mock-chat', 'mock-fast')}
 ${model('bench-via-anthropic', 'mock-anthropic', 'mock-fast')}
 rate_limits: { requests: 100000000, window_seconds: 60, tokens_per_minute: 0 }
 ${log ? '' : 'log: { enabled: false }\n'}`;
@@ -57,9 +57,9 @@ ${log ? '' : 'log: { enabled: false }\n'}`;
  * Redis. Every TOLLGATE_ and OTEL_ variable of the shell is dropped, so that the gateway runs with
  * exactly this setup (tracing is off unless a target turns it on).
  */
-export function prepareTollgate({ gatewayPath, folder, mockPort, log = true, databaseUrl, redisUrl }) {
+export function prepareTollgate({ gatewayPath, folder, mockPort, log = true, embeddings = true, databaseUrl, redisUrl }) {
   const catalog = join(folder, 'catalog.yaml');
-  writeFileSync(catalog, catalogYaml(mockPort, { log }));
+  writeFileSync(catalog, catalogYaml(mockPort, { log, embeddings }));
   const env = { ...process.env };
   for (const name of Object.keys(env)) if (name.startsWith('TOLLGATE_') || name.startsWith('OTEL_')) delete env[name];
   delete env.NODE_OPTIONS;
