@@ -2,7 +2,8 @@
  * The Claude Code CLI (`@anthropic-ai/claude-code`, pinned in test/support/claude-code.ts) driving
  * the real gateway through `POST /v1/messages`: a plain answer, a thinking turn, a Bash tool turn
  * and a file edit (Read, then Edit), through an Anthropic upstream (pass-through: the client's body
- * and betas reach the upstream as sent) and through a chat-only OpenAI upstream (translated).
+ * and betas reach the upstream as sent), through a chat-only OpenAI upstream (translated) and
+ * through an Azure OpenAI chat deployment (translated, the resource's key in `api-key`).
  * Claude Code sends what it sends to Anthropic: `?beta=true`, `anthropic-beta` with its betas,
  * adaptive thinking with `output_config.effort`, `cache_control`, `context_management`, a
  * mid-conversation `system` message, a deferred tool, and a `HEAD /api/hello` probe first.
@@ -20,6 +21,7 @@ import { readAnthropicConversation } from '../codex/anthropic-model-double.js';
 import { readChatConversation } from '../codex/chat-model-double.js';
 import type { Conversation } from '../codex/model-script.js';
 import * as script from './claude-script.js';
+import { azureAddress } from '../codex/model-double-server.js';
 import { startAnthropicClaudeDouble, startChatClaudeDouble, type ReportedUsage, type ScriptedDouble } from './claude-doubles.js';
 import { makeWorkspace, readWorkspaceFile, runClaude, type ClaudeRunResult } from './run-claude.js';
 
@@ -34,6 +36,8 @@ if (installation.error !== undefined && !inCi) {
 
 const CHAT_KEY = 'sk-chat-upstream-secret';
 const ANTHROPIC_KEY = 'sk-ant-upstream-secret';
+const AZURE_KEY = 'azure-upstream-secret';
+const AZURE_DEPLOYMENT = 'claude-code-chat';
 const RUN_TIMEOUT_MS = 90_000;
 /** USD per 1M tokens; whole nano-USD per token, so the expected bill needs no rounding. */
 const PRICES = { input: '3', cached_input: '0.3', cache_write: '3.75', output: '15' };
@@ -45,6 +49,8 @@ interface Route {
   upstream: () => ScriptedDouble;
   read: (body: Record<string, unknown>) => Conversation;
   keyAs: 'api-key' | 'bearer';
+  /** The model the catalog's target names upstream. */
+  upstreamModel: string;
   /** The upstream speaks Messages: the client's body and betas go through as sent. */
   passthrough: boolean;
 }
@@ -53,31 +59,36 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
   let harness: Harness;
   let anthropicUpstream: ScriptedDouble;
   let chatUpstream: ScriptedDouble;
+  let azureUpstream: ScriptedDouble;
   let workspace = '';
   const accounts = new Map<string, { accountId: string; secret: string }>();
 
   const routes: Route[] = [
-    { label: 'an Anthropic upstream (pass-through)', model: 'claude-via-anthropic', upstream: () => anthropicUpstream, read: readAnthropicConversation, keyAs: 'api-key', passthrough: true },
-    { label: 'a chat-only OpenAI upstream', model: 'claude-via-chat', upstream: () => chatUpstream, read: readChatConversation, keyAs: 'bearer', passthrough: false },
+    { label: 'an Anthropic upstream (pass-through)', model: 'claude-via-anthropic', upstream: () => anthropicUpstream, read: readAnthropicConversation, keyAs: 'api-key', upstreamModel: 'claude-upstream-model', passthrough: true },
+    { label: 'a chat-only OpenAI upstream', model: 'claude-via-chat', upstream: () => chatUpstream, read: readChatConversation, keyAs: 'bearer', upstreamModel: 'chat-upstream-model', passthrough: false },
+    { label: 'an Azure OpenAI chat deployment', model: 'claude-via-azure', upstream: () => azureUpstream, read: readChatConversation, keyAs: 'api-key', upstreamModel: AZURE_DEPLOYMENT, passthrough: false },
   ];
 
   beforeAll(async () => {
     if (installation.error !== undefined) throw installation.error;
     anthropicUpstream = await startAnthropicClaudeDouble(ANTHROPIC_KEY, () => workspace);
     chatUpstream = await startChatClaudeDouble(CHAT_KEY, () => workspace);
+    azureUpstream = await startChatClaudeDouble(AZURE_KEY, () => workspace, azureAddress(AZURE_KEY, 'chat/completions', AZURE_DEPLOYMENT));
     const efforts = { reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'], max_output_tokens: 16_384 };
     harness = await startHarness({
       catalog: {
         providers: [
           { name: 'chat-only', type: 'openai', base_url: chatUpstream.baseUrl, api_key_env: 'CHAT_UPSTREAM_KEY', api: 'chat' },
           { name: 'claude', type: 'anthropic', base_url: anthropicUpstream.baseUrl, api_key_env: 'ANTHROPIC_UPSTREAM_KEY' },
+          { name: 'azure', type: 'azure', endpoint: azureUpstream.origin, url_form: 'deployments', api_version: '2024-10-21', api: 'chat', api_key_env: 'AZURE_UPSTREAM_KEY' },
         ],
         models: [
           { id: 'claude-via-chat', prices: PRICES, ...efforts, targets: [{ provider: 'chat-only', model: 'chat-upstream-model' }] },
           { id: 'claude-via-anthropic', prices: PRICES, ...efforts, targets: [{ provider: 'claude', model: 'claude-upstream-model' }] },
+          { id: 'claude-via-azure', prices: PRICES, ...efforts, targets: [{ provider: 'azure', model: AZURE_DEPLOYMENT }] },
         ],
       },
-      env: { CHAT_UPSTREAM_KEY: CHAT_KEY, ANTHROPIC_UPSTREAM_KEY: ANTHROPIC_KEY },
+      env: { CHAT_UPSTREAM_KEY: CHAT_KEY, ANTHROPIC_UPSTREAM_KEY: ANTHROPIC_KEY, AZURE_UPSTREAM_KEY: AZURE_KEY },
     });
     for (const route of routes) accounts.set(route.model, await harness.newAccount('10'));
   }, 30_000);
@@ -86,6 +97,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
     await harness?.close();
     await anthropicUpstream?.close();
     await chatUpstream?.close();
+    await azureUpstream?.close();
   });
 
   const run = async (route: Route, prompt: string, files: Record<string, string> = {}): Promise<{ run: ClaudeRunResult; requests: Array<Record<string, unknown>>; workspace: string }> => {
@@ -115,7 +127,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
       const body = requests[0]!;
       if (route.passthrough) {
         // Forwarded as sent, except what the gateway controls: model, output cap, service tier.
-        expect(body.model).toBe('claude-upstream-model');
+        expect(body.model).toBe(route.upstreamModel);
         expect(body.max_tokens).toBe(16_384);
         expect(body.service_tier).toBe('standard_only');
         expect(body.context_management).toEqual(expect.any(Object));
@@ -124,7 +136,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
         expect(headers['anthropic-beta']).toContain('context-management-2025-06-27');
         expect(headers['x-api-key']).toBe(ANTHROPIC_KEY);
       } else {
-        expect(body.model).toBe('chat-upstream-model');
+        expect(body.model).toBe(route.upstreamModel);
         expect(body.max_completion_tokens).toBe(16_384);
         // Claude Code's mid-conversation system turn stays a system message, after the user's.
         const roles = (body.messages as Array<{ role: string }>).map((message) => message.role);

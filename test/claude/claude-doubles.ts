@@ -4,13 +4,14 @@
  * - an Anthropic Messages upstream (docs/wire-protocols.md §4.4): named events, a `ping`, thinking
  *   blocks with a signature, and usage with cache reads, cache writes and the thinking count;
  * - a chat-only OpenAI upstream (§1.4): `reasoning_content` deltas, tool calls in fragments, and
- *   a usage chunk with cached and reasoning counts.
+ *   a usage chunk with cached and reasoning counts; at OpenAI's address, or at an Azure OpenAI
+ *   deployment's (§17).
  * Each records the usage it reported, so a test can price it and compare with the ledger.
  */
 import type { ServerResponse } from 'node:http';
 import { readAnthropicConversation } from '../codex/anthropic-model-double.js';
 import { readChatConversation } from '../codex/chat-model-double.js';
-import { startModelDouble, writeSse, type ModelDouble } from '../codex/model-double-server.js';
+import { startModelDouble, writeSse, type DoubleAddress, type ModelDouble } from '../codex/model-double-server.js';
 import { claudeTurn, type ClaudeTurn } from './claude-script.js';
 
 /** What an upstream reported for one answer, in canonical terms (input includes both cache counts). */
@@ -93,11 +94,13 @@ function writeAnthropicTurn(response: ServerResponse, model: string, turn: Claud
   writeSse(response, events);
 }
 
-export async function startChatClaudeDouble(upstreamKey: string, workspace: () => string): Promise<ScriptedDouble> {
+/** At OpenAI's address with a bearer key, unless `at` says otherwise (e.g. `azureAddress`). */
+export async function startChatClaudeDouble(upstreamKey: string, workspace: () => string, at?: DoubleAddress): Promise<ScriptedDouble> {
   const reported: ReportedUsage[] = [];
   const double = await startModelDouble({
     path: '/v1/chat/completions',
     authorized: (headers) => headers.authorization === `Bearer ${upstreamKey}`,
+    ...at,
     answer: (body, response) => {
       const turn = claudeTurn(readChatConversation(body), workspace());
       const reasoningTokens = turn.thinking === undefined ? 0 : CHAT_REASONING_TOKENS;

@@ -5,16 +5,18 @@
  * `reasoning_content` deltas first, as reasoning servers compatible with OpenAI send it.
  */
 import type { ServerResponse } from 'node:http';
-import { startModelDouble, writeSse, type ModelDouble } from './model-double-server.js';
+import { startModelDouble, writeSse, type DoubleAddress, type ModelDouble } from './model-double-server.js';
 import { parseArguments, scriptedTurn, type Conversation } from './model-script.js';
 import { isRecord, textOf, type DeclaredTool } from './shell-call.js';
 
 export const CHAT_CALL_ID = 'call_tollgate_shell_1';
 
-export async function startChatModelDouble(upstreamKey: string): Promise<ModelDouble> {
+/** At OpenAI's address with a bearer key, unless `at` says otherwise (e.g. `azureAddress`). */
+export async function startChatModelDouble(upstreamKey: string, at?: DoubleAddress): Promise<ModelDouble> {
   return startModelDouble({
     path: '/v1/chat/completions',
     authorized: (headers) => headers.authorization === `Bearer ${upstreamKey}`,
+    ...at,
     answer,
   });
 }

@@ -2,7 +2,8 @@
  * The Codex CLI (`@openai/codex`, pinned in test/support/codex.ts) with its stock configuration
  * (a provider block and nothing else, as the README shows) driving the real gateway through every
  * provider type: a Responses upstream (pass-through), a chat-only OpenAI-compatible upstream,
- * Anthropic and Gemini. Two catalog ids per route, one of each family Codex treats differently:
+ * Anthropic, Gemini, and Azure OpenAI (its `/openai/v1/` address, Responses passed through, the
+ * resource's key in `api-key`). Two catalog ids per route, one of each family Codex treats differently:
  * - `model-5.6-…`: Codex has no metadata for it and sends its default tools: `exec_command` and
  *   other functions, a `namespace` (multi-agent) and the hosted `web_search`;
  * - `gpt-5.6-sol-…`: Codex's bundled metadata applies ("code mode"): no `tools` field, but an
@@ -26,6 +27,7 @@ import { GEMINI_CALL_ID, readGeminiConversation, startGeminiModelDouble } from '
 import type { ModelDouble, RecordedRequest } from './model-double-server.js';
 import { PLAIN_ANSWER, SHELL_TASK, THINKING, type Conversation } from './model-script.js';
 import { PATCH_ANSWER, PATCH_FILE, PATCH_FILE_TEXT } from './patch-call.js';
+import { azureAddress } from './model-double-server.js';
 import { readResponsesConversation, RESPONSES_CALL_ID, startResponsesModelDouble } from './responses-model-double.js';
 import { runCodexExec, type CodexExecResult } from './run-codex.js';
 import { COMMAND_OUTPUT, FINAL_ANSWER, isRecord } from './shell-call.js';
@@ -39,7 +41,7 @@ if (installation.error !== undefined && !inCi) {
   console.info(`Codex end-to-end runs skipped: the Codex CLI could not be installed (${String(installation.error)}).`);
 }
 
-const KEYS = { responses: 'sk-responses-upstream', chat: 'sk-chat-upstream', anthropic: 'sk-ant-upstream', gemini: 'gemini-upstream-key' };
+const KEYS = { responses: 'sk-responses-upstream', chat: 'sk-chat-upstream', anthropic: 'sk-ant-upstream', gemini: 'gemini-upstream-key', azure: 'azure-upstream-key' };
 const RUN_TIMEOUT_MS = 90_000;
 /** Large enough that no effort's thinking budget is cut (the largest is Anthropic's 65536). */
 const MAX_OUTPUT_TOKENS = 100_000;
@@ -48,8 +50,10 @@ type Effort = (typeof EFFORTS)[number];
 
 /** One way to an upstream. */
 interface Route {
-  key: 'passthrough' | 'chat' | 'anthropic' | 'gemini';
+  key: 'passthrough' | 'chat' | 'anthropic' | 'gemini' | 'azure';
   label: string;
+  /** The upstream speaks Responses: Codex's request goes through as sent. */
+  passthrough: boolean;
   upstream: () => ModelDouble;
   read: (body: Record<string, unknown>) => Conversation;
   /** The id the double gives its tool call. */
@@ -91,15 +95,17 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
     {
       key: 'passthrough',
       label: 'a Responses upstream (pass-through)',
+      passthrough: true,
       upstream: double('passthrough'),
       read: readResponsesConversation,
       callId: RESPONSES_CALL_ID,
       reasoningFor: (effort) => effort,
     },
-    { key: 'chat', label: 'a chat-only upstream', upstream: double('chat'), read: readChatConversation, callId: CHAT_CALL_ID, reasoningFor: (effort) => effort },
+    { key: 'chat', label: 'a chat-only upstream', passthrough: false, upstream: double('chat'), read: readChatConversation, callId: CHAT_CALL_ID, reasoningFor: (effort) => effort },
     {
       key: 'anthropic',
       label: 'an Anthropic upstream',
+      passthrough: false,
       upstream: double('anthropic'),
       read: readAnthropicConversation,
       callId: ANTHROPIC_TOOL_USE_ID,
@@ -108,10 +114,20 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
     {
       key: 'gemini',
       label: 'a Gemini upstream',
+      passthrough: false,
       upstream: double('gemini'),
       read: readGeminiConversation,
       callId: GEMINI_CALL_ID,
       reasoningFor: (effort) => ({ thinkingBudget: GEMINI_BUDGETS[effort], includeThoughts: true }),
+    },
+    {
+      key: 'azure',
+      label: 'Azure OpenAI (v1 address, Responses passed through)',
+      passthrough: true,
+      upstream: double('azure'),
+      read: readResponsesConversation,
+      callId: RESPONSES_CALL_ID,
+      reasoningFor: (effort) => effort,
     },
   ];
 
@@ -121,7 +137,8 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
     doubles.chat = await startChatModelDouble(KEYS.chat);
     doubles.anthropic = await startAnthropicModelDouble(KEYS.anthropic);
     doubles.gemini = await startGeminiModelDouble(KEYS.gemini);
-    const providerOf: Record<Route['key'], string> = { passthrough: 'responses', chat: 'chat-only', anthropic: 'claude', gemini: 'google' };
+    doubles.azure = await startResponsesModelDouble(KEYS.azure, azureAddress(KEYS.azure, 'responses'));
+    const providerOf: Record<Route['key'], string> = { passthrough: 'responses', chat: 'chat-only', anthropic: 'claude', gemini: 'google', azure: 'azure' };
     const models = routes.flatMap((route) =>
       FAMILIES.map((family) => ({
         id: family.model(route),
@@ -138,10 +155,11 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
           { name: 'chat-only', type: 'openai', base_url: doubles.chat.baseUrl, api_key_env: 'CHAT_UPSTREAM_KEY', api: 'chat' },
           { name: 'claude', type: 'anthropic', base_url: doubles.anthropic.baseUrl, api_key_env: 'ANTHROPIC_UPSTREAM_KEY' },
           { name: 'google', type: 'gemini', base_url: doubles.gemini.baseUrl, api_key_env: 'GEMINI_UPSTREAM_KEY' },
+          { name: 'azure', type: 'azure', endpoint: doubles.azure.origin, url_form: 'v1', api: 'responses', api_key_env: 'AZURE_UPSTREAM_KEY' },
         ],
         models,
       },
-      env: { RESPONSES_UPSTREAM_KEY: KEYS.responses, CHAT_UPSTREAM_KEY: KEYS.chat, ANTHROPIC_UPSTREAM_KEY: KEYS.anthropic, GEMINI_UPSTREAM_KEY: KEYS.gemini },
+      env: { RESPONSES_UPSTREAM_KEY: KEYS.responses, CHAT_UPSTREAM_KEY: KEYS.chat, ANTHROPIC_UPSTREAM_KEY: KEYS.anthropic, GEMINI_UPSTREAM_KEY: KEYS.gemini, AZURE_UPSTREAM_KEY: KEYS.azure },
     });
     ({ secret } = await harness.newAccount('1000'));
   }, 60_000);
@@ -183,7 +201,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
           const names = requests[0]!.conversation.tools.map((tool) => (tool.namespace === undefined ? tool.name : `${tool.namespace}.${tool.name}`));
           expect(requests[0]!.conversation.instructions).toContain('Codex');
 
-          if (route.key === 'passthrough') {
+          if (route.passthrough) {
             // Forwarded as Codex sent them: hosted tools, namespaces, the additional_tools item.
             if (family.codeMode) {
               expect(Array.isArray(body.input) && body.input.some((item) => isRecord(item) && item.type === 'additional_tools')).toBe(true);
@@ -230,7 +248,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
           expect(second!.calls).toHaveLength(1);
           const call = second!.calls[0]!;
           if (route.key !== 'gemini' || call.id !== undefined) expect(call.id).toBe(route.callId);
-          if (family.codeMode) expect(route.key === 'passthrough' ? [call.namespace, call.name] : [call.name]).toEqual(route.key === 'passthrough' ? ['functions', 'exec'] : ['functions__exec']);
+          if (family.codeMode) expect(route.passthrough ? [call.namespace, call.name] : [call.name]).toEqual(route.passthrough ? ['functions', 'exec'] : ['functions__exec']);
           else expect(call.name).toBe('exec_command');
           expect(second!.outputs).toHaveLength(1);
           expect(second!.outputs[0]!.text).toContain(COMMAND_OUTPUT);

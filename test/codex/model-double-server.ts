@@ -17,15 +17,36 @@ export interface RecordedRequest {
 export interface ModelDouble {
   /** Base address including `/v1`, as the catalog's `base_url` wants it. */
   baseUrl: string;
+  /** The server's origin (`http://127.0.0.1:<port>`), as Azure's `endpoint` wants it. */
+  origin: string;
   requests: RecordedRequest[];
   close(): Promise<void>;
 }
 
-export interface ModelDoubleOptions {
+/** Where a scripted model answers and how it checks the caller: a path and an authentication. */
+export interface DoubleAddress {
   /** The only path answered (or paths matching it); anything else is a 404. */
   path: string | RegExp;
   /** Whether the request carries the upstream key the gateway was configured with. */
   authorized(headers: IncomingMessage['headers']): boolean;
+}
+
+/** The Azure OpenAI API version the scripted models answer on deployment addresses. */
+export const AZURE_API_VERSION = '2024-10-21';
+
+/**
+ * A scripted model played as an Azure OpenAI deployment or `/openai/v1/` address
+ * (docs/wire-protocols.md §17): the resource's key in `api-key`, the path Azure's. With
+ * `deployment`, the deployment form and its `api-version`; without, the v1 form.
+ */
+export function azureAddress(apiKey: string, operation: 'chat/completions' | 'responses', deployment?: string): DoubleAddress {
+  return {
+    path: deployment === undefined ? `/openai/v1/${operation}` : `/openai/deployments/${deployment}/${operation}?api-version=${AZURE_API_VERSION}`,
+    authorized: (headers) => headers['api-key'] === apiKey && headers.authorization === undefined,
+  };
+}
+
+export interface ModelDoubleOptions extends DoubleAddress {
   /** Writes the whole answer for one request. */
   answer(body: Record<string, unknown>, response: ServerResponse): void;
 }
@@ -59,6 +80,7 @@ export async function startModelDouble(options: ModelDoubleOptions): Promise<Mod
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
+    origin: `http://127.0.0.1:${port}`,
     requests,
     close: () =>
       new Promise((resolve) => {

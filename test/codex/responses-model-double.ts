@@ -6,16 +6,18 @@
  * after a reasoning item when the request asks for an effort.
  */
 import type { ServerResponse } from 'node:http';
-import { startModelDouble, writeSse, type ModelDouble } from './model-double-server.js';
+import { startModelDouble, writeSse, type DoubleAddress, type ModelDouble } from './model-double-server.js';
 import { parseArguments, scriptedTurn, type Conversation } from './model-script.js';
 import { isRecord, textOf, type DeclaredTool } from './shell-call.js';
 
 export const RESPONSES_CALL_ID = 'call_tollgate_responses_1';
 
-export async function startResponsesModelDouble(upstreamKey: string): Promise<ModelDouble> {
+/** At OpenAI's address with a bearer key, unless `at` says otherwise (e.g. `azureAddress`). */
+export async function startResponsesModelDouble(upstreamKey: string, at?: DoubleAddress): Promise<ModelDouble> {
   return startModelDouble({
     path: '/v1/responses',
     authorized: (headers) => headers.authorization === `Bearer ${upstreamKey}`,
+    ...at,
     answer,
   });
 }
