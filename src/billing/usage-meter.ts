@@ -167,6 +167,19 @@ export class UsageMeter {
   }
 
   /**
+   * The input as far as it can be told before the answer's first frame (what Messages'
+   * `message_start` carries): what the upstream reported of it before answering, else the gateway's
+   * own count, the one billed when no report comes (counted once, in slices). The answer's last
+   * frame carries the usage billed.
+   */
+  async inputBeforeAnswer(): Promise<InputUsage> {
+    if (this.reportedInput !== undefined) return this.reportedInput;
+    if (this.reported !== undefined && this.saneReport) return this.reported;
+    await this.countInput();
+    return { inputTokens: this.input ?? 0, cachedInputTokens: 0 };
+  }
+
+  /**
    * What a checkpoint of the running answer records (billing/hold-keeper.ts): `metered()`. Once the
    * upstream accepted the request and the answer has run for COUNT_AT_CHECKPOINT checkpoints
    * without a report, the input is counted, in the background and at most once, so that a later

@@ -79,6 +79,10 @@ const CASES: ConformanceCase[] = [
       expect(status, text).toBe(200);
       expect(upstreamRequests).toBe(1);
       expect(text.startsWith('event: message_start\n')).toBe(true);
+      // Clients price each message from message_start: the input is there, never a 0 (the
+      // upstream's report where it sends one first, else the gateway's count).
+      const start = JSON.parse(text.slice(text.indexOf('data: ') + 6, text.indexOf('\n\n'))) as { message: { usage: { input_tokens: number } } };
+      expect(start.message.usage.input_tokens).toBeGreaterThan(0);
       expect(text.trimEnd().split('\n\n').at(-1)).toMatch(/^event: message_stop\ndata: \{"type": ?"message_stop"\}$/);
       expect(streamedText(text)).toBe(TEXT);
     },

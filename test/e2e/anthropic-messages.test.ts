@@ -69,9 +69,14 @@ describe('POST /v1/messages', () => {
     expect(new Set(names.slice(3, -3))).toEqual(new Set(['content_block_delta']));
     // Each event's payload names its own type, as Anthropic's do.
     for (const event of received) expect(event.data.type).toBe(event.event);
-    const delta = received.at(-2)!.data as { delta: { stop_reason: string }; usage: { output_tokens: number } };
+    const delta = received.at(-2)!.data as { delta: { stop_reason: string }; usage: { input_tokens: number; output_tokens: number } };
     expect(delta.delta.stop_reason).toBe('end_turn');
     expect(delta.usage.output_tokens).toBeGreaterThan(0);
+    // message_start carries the input already (clients price each message from it): the count
+    // billed at the end, with no output yet.
+    const start = received[0]!.data as { message: { usage: { input_tokens: number; output_tokens: number } } };
+    expect(start.message.usage.input_tokens).toBeGreaterThan(0);
+    expect(start.message.usage).toMatchObject({ input_tokens: delta.usage.input_tokens, output_tokens: 0 });
   });
 
   it('calls a tool and takes the result back', async () => {

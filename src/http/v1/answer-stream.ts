@@ -212,8 +212,8 @@ async function encodeEvents(opened: Extract<OpenedAnswer<true>, { kind: 'events'
   const encoder = parts.createEncoder();
   let failure: GatewayError | undefined;
   try {
-    writeAll(writer, encoder.start());
     meter.observe(opened.first);
+    writeAll(writer, encoder.start(encoder.startsWithInput === true ? await meter.inputBeforeAnswer() : undefined));
     writeAll(writer, encoder.push(opened.first));
     for await (const event of iterate(opened.rest)) {
       meter.observe(event);

@@ -10,7 +10,7 @@
  * tool call that starts while another is still streaming is held and released whole after it, and
  * so is text that arrives while a call's arguments are still streaming.
  */
-import type { CanonicalEvent, FinishReason, Usage } from '../canonical.js';
+import type { CanonicalEvent, FinishReason, InputUsage, Usage } from '../canonical.js';
 import { sseFrame } from '../sse-frame.js';
 
 export interface MessagesEncoderOptions {
@@ -77,9 +77,15 @@ export class MessagesEncoder {
     this.#options = options;
   }
 
-  start(): string[] {
+  /**
+   * `message_start` and a `ping`. Its usage holds `input`, the input as far as it is known before
+   * the answer (clients price each message from it, so never a 0 when there was input), and no
+   * output yet; the final `message_delta` carries the usage billed.
+   */
+  start(input: InputUsage = { inputTokens: 0, cachedInputTokens: 0 }): string[] {
     if (!this.#options.stream) return [];
-    const message = { id: this.#options.id, type: 'message', role: 'assistant', model: this.#options.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } };
+    const usage = toMessagesUsage({ ...input, outputTokens: 0, reasoningTokens: 0 });
+    const message = { id: this.#options.id, type: 'message', role: 'assistant', model: this.#options.model, content: [], stop_reason: null, stop_sequence: null, usage };
     return [frame('message_start', { message }), frame('ping', {})];
   }
 

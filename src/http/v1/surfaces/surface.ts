@@ -8,7 +8,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GatewayError } from '../../../errors/gateway-error.js';
-import type { CanonicalEvent, CanonicalRequest, Surface, Usage } from '../../../protocol/canonical.js';
+import type { CanonicalEvent, CanonicalRequest, InputUsage, Surface, Usage } from '../../../protocol/canonical.js';
 import type { PassthroughFailure } from '../../../providers/provider.js';
 import type { ModelEntry } from '../../../routing/catalog.js';
 
@@ -22,7 +22,13 @@ export interface Decoded<Extras> {
 
 /** Encodes one answer. In non-stream mode the frame lists are empty and `body()` is the answer. */
 export interface ClientEncoder {
-  start(): string[];
+  /**
+   * The frames before the first event's. With `startsWithInput`, `input` is the input as far as it
+   * is known then (see UsageMeter.inputBeforeAnswer); other encoders are started without it.
+   */
+  start(input?: InputUsage): string[];
+  /** The first frame carries the input's count (Messages' `message_start`). */
+  readonly startsWithInput?: boolean;
   push(event: CanonicalEvent): string[];
   finish(usage: Usage): string[];
   /** Ends a stream that failed mid-way with `error` (the surface's failure frame), billed at `usage`. */

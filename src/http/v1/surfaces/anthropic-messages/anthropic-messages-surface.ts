@@ -59,7 +59,8 @@ export const anthropicMessagesSurface: SurfaceAdapter<MessagesExtras> = {
       omitThinking: decoded.extras.omitThinking,
     });
     return {
-      start: () => encoder.start(),
+      startsWithInput: true,
+      start: (input) => encoder.start(input),
       push: (event) => encoder.push(event),
       finish: (usage) => encoder.finish(usage),
       fail: (error) => [messagesFailureFrame(error)],
