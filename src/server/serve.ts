@@ -6,6 +6,7 @@
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { CLI_ACTOR } from '../admin/audit.js';
+import { createAdminToken } from '../admin/admin-tokens.js';
 import { ensureDemoAccount } from '../admin/demo.js';
 import { loadConfig } from '../config/load.js';
 import { ENV, type Env } from '../config/env.js';
@@ -51,7 +52,11 @@ export async function runServe(options: ServeOptions, env: Env = process.env): P
     onCheckpointError: (error) => logger.warn({ err: error }, 'the WAL checkpoint thread stopped; commits checkpoint SQLite again (past 10,000 pages)'),
   });
   // `tollgate serve` is a command of whoever holds the database URL: its demo account is audited as the CLI's.
-  const demo = wantsDemoAccount(options, env) ? (await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }, CLI_ACTOR))?.secret : undefined;
+  const demoAccount = wantsDemoAccount(options, env) ? await ensureDemoAccount(store, { balanceUsd: DEMO_BALANCE_USD }, CLI_ACTOR) : null;
+  // With the demo account, a first owner token for the console, so that a newcomer can sign in as
+  // the operator at once (shown once, like the key).
+  const demo: BannerSecrets | undefined =
+    demoAccount === null ? undefined : { key: demoAccount.secret, ownerToken: (await createAdminToken(store, { role: 'owner', name: DEMO_OWNER_TOKEN_NAME }, CLI_ACTOR)).secret };
   const { host, port } = listenAddress(env);
   // Several instances without a shared limit store would each admit a full window: refuse that.
   const heartbeat = await guardInstance(
@@ -129,16 +134,34 @@ export function bannerModels(models: ReadonlyArray<{ id: string; endpoints: read
   return { chat: serving('chat-completions') ?? 'model-5.6', ...(embeddings === undefined ? {} : { embeddings }), ...(moderations === undefined ? {} : { moderations }) };
 }
 
-/** What a newcomer sees: where to point a client and, on a fresh database, the demo key and curl lines. */
-export function banner(base: string, secret: string | undefined, models: BannerModels): string {
+/** The name of the owner token made beside the demo account. */
+export const DEMO_OWNER_TOKEN_NAME = 'demo owner';
+
+/** What a fresh database's demo hands out, each shown once. */
+export interface BannerSecrets {
+  /** The demo account's API key. */
+  key: string;
+  /** An owner token of the admin API and console. */
+  ownerToken: string;
+}
+
+/**
+ * What a newcomer sees: where to point a client, where the console is and how to sign in to it,
+ * and, on a fresh database, the demo key, an owner token and curl lines.
+ */
+export function banner(base: string, demo: BannerSecrets | undefined, models: BannerModels): string {
   const model = models.chat;
-  const lines = [`Tollgate is listening on ${base}  (OpenAI base URL: ${base}/v1)`];
-  if (secret !== undefined) {
+  const lines = [`Tollgate is listening on ${base}  (OpenAI base URL: ${base}/v1)`, `Web console: ${base}/console/`];
+  if (demo !== undefined) {
+    const secret = demo.key;
     const auth = `-H "Authorization: Bearer ${secret}" -H "Content-Type: application/json"`;
     lines.push(
       '',
       `Created the demo account with $${DEMO_BALANCE_USD} and this API key (shown once, keep it):`,
       `  ${secret}`,
+      'and an owner admin token, to sign in to the console as the operator (shown once, keep it):',
+      `  ${demo.ownerToken}`,
+      'The console also takes the API key, to show that key its own account.',
       '',
       'Try it:',
       `  curl ${base}/v1/chat/completions ${auth} -d '{"model":"${model}","messages":[{"role":"user","content":"Hello!"}]}'`,
@@ -147,7 +170,10 @@ export function banner(base: string, secret: string | undefined, models: BannerM
     if (models.embeddings !== undefined) lines.push(`  curl ${base}/v1/embeddings ${auth} -d '{"model":"${models.embeddings}","input":"Hello!","dimensions":8}'`);
     if (models.moderations !== undefined) lines.push(`  curl ${base}/v1/moderations ${auth} -d '{"model":"${models.moderations}","input":"Hello!"}'`);
   } else {
-    lines.push('Create a key with: npx tollgate keys create --account NAME  (an account first: npx tollgate accounts create --name NAME --balance USD)');
+    lines.push(
+      'Create a key with: npx tollgate keys create --account NAME  (an account first: npx tollgate accounts create --name NAME --balance USD)',
+      'Sign in to the console with an admin token: npx tollgate admin-tokens create --role owner',
+    );
   }
   return `${lines.join('\n')}\n\n`;
 }
