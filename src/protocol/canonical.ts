@@ -38,9 +38,20 @@ export const SURFACE_PATHS: Readonly<Record<Surface, string>> = Object.freeze({
 export const UPLOAD_SURFACES = ['image-edits', 'transcriptions', 'translations'] as const satisfies readonly Surface[];
 export type UploadSurface = (typeof UPLOAD_SURFACES)[number];
 
-/** Reasoning effort values accepted on /v1/responses (docs/contract.md §4.1). */
+/** Reasoning effort values accepted on /v1/responses (docs/contract.md §4.1), each listed per model in the catalog. */
 export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+
+/**
+ * OpenAI's lighter efforts for reasoning models, which its clients send by default (the Agents SDK
+ * sends `none` for gpt-5.x): accepted beside the contract's five on every route, for every model
+ * that reasons (`none` for any model). `none` is no thinking; `minimal` the least each upstream
+ * has (README, "Reasoning effort").
+ */
+export const LIGHT_EFFORTS = ['none', 'minimal'] as const;
+export type LightEffort = (typeof LIGHT_EFFORTS)[number];
+/** An effort as a request may ask it. */
+export type RequestedEffort = ReasoningEffort | LightEffort;
 
 export type MessageRole = 'system' | 'developer' | 'user' | 'assistant';
 
@@ -133,7 +144,7 @@ export interface CanonicalRequest {
   parallelToolCalls?: boolean;
   /** The client's own cap on output tokens (reasoning included), if it set one. */
   maxOutputTokens?: number;
-  reasoningEffort?: ReasoningEffort;
+  reasoningEffort?: RequestedEffort;
   temperature?: number;
   topP?: number;
   responseFormat?: ResponseFormat;

@@ -3,7 +3,7 @@
  * targets bound to live provider instances. Built once from the frozen config.
  */
 import type { ConfigFile } from '../config/schema.js';
-import type { HostedToolPolicy, ReasoningEffort, Surface } from '../protocol/canonical.js';
+import type { HostedToolPolicy, ReasoningEffort, RequestedEffort, Surface } from '../protocol/canonical.js';
 import type { Provider } from '../providers/provider.js';
 
 export interface Target {
@@ -29,6 +29,17 @@ export interface ModelEntry {
 }
 
 export type Catalog = ReadonlyMap<string, ModelEntry>;
+
+/**
+ * What a model makes of a requested effort: `'use'` (its catalog entry lists it, or it is OpenAI's
+ * `minimal` or `none` and the model reasons), `'drop'` (`none` on a model that does not reason:
+ * what it does anyway, so the request goes on without it) or `'refuse'`.
+ */
+export function effortFor(model: Pick<ModelEntry, 'reasoningEfforts'>, effort: RequestedEffort): 'use' | 'drop' | 'refuse' {
+  if (effort === 'none') return model.reasoningEfforts.size > 0 ? 'use' : 'drop';
+  if (effort === 'minimal') return model.reasoningEfforts.size > 0 ? 'use' : 'refuse';
+  return model.reasoningEfforts.has(effort) ? 'use' : 'refuse';
+}
 
 /** Whether `provider` can serve `endpoint` (every provider serves the generative ones). */
 export function servesEndpoint(provider: Provider, endpoint: Surface): boolean {

@@ -3,7 +3,8 @@
  * model for pass-through routes: it reads the request exactly as Codex sent it (tools in `tools`
  * and in `additional_tools` input items, namespaces, hosted tools) and answers with the item types
  * OpenAI uses: `function_call`, or `custom_tool_call` with its `namespace` for code mode's `exec`,
- * after a reasoning item when the request asks for an effort.
+ * after a reasoning item when the request asks for an effort; streamed when the request says
+ * `stream: true`, else as one response object.
  */
 import type { ServerResponse } from 'node:http';
 import { startModelDouble, writeSse, type DoubleAddress, type ModelDouble } from './model-double-server.js';
@@ -23,7 +24,6 @@ export async function startResponsesModelDouble(upstreamKey: string, at?: Double
 }
 
 function answer(body: Record<string, unknown>, response: ServerResponse): void {
-  if (body.stream !== true) throw new Error('expected a streamed request');
   const turn = scriptedTurn(readResponsesConversation(body));
   const output: Array<Record<string, unknown>> = [];
   if (turn.thinking !== undefined) output.push({ id: 'rs_double', type: 'reasoning', summary: [{ type: 'summary_text', text: turn.thinking }] });
@@ -36,16 +36,20 @@ function answer(body: Record<string, unknown>, response: ServerResponse): void {
     output.push({ id: 'fc_double', type: 'function_call', status: 'completed', call_id: RESPONSES_CALL_ID, name: turn.call.name, arguments: JSON.stringify(turn.call.arguments) });
   }
   const created = { id: 'resp_double', object: 'response', created_at: 1767225600, status: 'in_progress', model: 'upstream-responses-model', output: [] };
+  const completed = { ...created, status: 'completed', output, usage: { input_tokens: 900, output_tokens: 20, total_tokens: 920, output_tokens_details: { reasoning_tokens: 0 } } };
+  if (body.stream !== true) {
+    // A request without `stream` (a pass-through of a client's unstreamed call): the response object.
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(completed));
+    return;
+  }
   const events: Array<Record<string, unknown>> = [
     { type: 'response.created', response: created },
     ...output.flatMap((item, index) => [
       { type: 'response.output_item.added', output_index: index, item },
       { type: 'response.output_item.done', output_index: index, item },
     ]),
-    {
-      type: 'response.completed',
-      response: { ...created, status: 'completed', output, usage: { input_tokens: 900, output_tokens: 20, total_tokens: 920, output_tokens_details: { reasoning_tokens: 0 } } },
-    },
+    { type: 'response.completed', response: completed },
   ];
   writeSse(response, events.map((event, index) => ({ event: String(event.type), data: { ...event, sequence_number: index } })));
 }

@@ -324,7 +324,7 @@ describe('reasoning', () => {
       { ...base, reasoning: { effort: 'huge' } },
       'reasoning.effort',
       'invalid_value',
-      "Invalid value: 'huge'. Supported values are: 'low', 'medium', 'high', 'xhigh', and 'max'.",
+      "Invalid value: 'huge'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', and 'max'.",
     );
   });
 

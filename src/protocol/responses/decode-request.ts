@@ -4,7 +4,7 @@
  * `code`). Field list: https://platform.openai.com/docs/api-reference/responses/create
  * (docs/wire-protocols.md §2.1). Unknown top-level fields are refused, as OpenAI refuses them.
  */
-import { InvalidRequestError, REASONING_EFFORTS, type CanonicalRequest, type ReasoningEffort, type ResponseFormat } from '../canonical.js';
+import { InvalidRequestError, LIGHT_EFFORTS, REASONING_EFFORTS, type CanonicalRequest, type RequestedEffort, type ResponseFormat } from '../canonical.js';
 import { decodeInputItems } from './decode-input.js';
 import { addToolList, decodeToolChoice, decodeTools } from './decode-tools.js';
 import { decodeName } from './tool-names.js';
@@ -158,10 +158,13 @@ function refuseUnsupported(body: JsonRecord): void {
   }
 }
 
-function decodeReasoning(value: unknown): { effort?: ReasoningEffort; summary: ResponsesEcho['reasoningSummary'] } {
+/** OpenAI's lighter two (canonical.ts, LIGHT_EFFORTS), then the contract's five: OpenAI's order. */
+const REQUESTABLE_EFFORTS = [...LIGHT_EFFORTS, ...REASONING_EFFORTS] as const;
+
+function decodeReasoning(value: unknown): { effort?: RequestedEffort; summary: ResponsesEcho['reasoningSummary'] } {
   const reasoning = optionalRecord(value, 'reasoning');
   if (reasoning === undefined) return { summary: null };
-  const effort = optionalEnum(reasoning.effort, 'reasoning.effort', REASONING_EFFORTS);
+  const effort = optionalEnum(reasoning.effort, 'reasoning.effort', REQUESTABLE_EFFORTS);
   // `generate_summary` is the deprecated name of `summary`.
   const summary =
     optionalEnum(reasoning.summary, 'reasoning.summary', REASONING_SUMMARIES) ??

@@ -107,8 +107,9 @@ export function toMessagesBody(request: CanonicalRequest, call: Pick<ProviderCal
 }
 
 /**
- * The thinking budget to send, or undefined for no thinking. None is sent when:
- * - no effort was asked for;
+ * The thinking budget to send, or undefined for no thinking: Anthropic's smallest for OpenAI's
+ * `minimal`. None is sent when:
+ * - no effort was asked for, or `none`;
  * - the tool choice forces a tool (Anthropic refuses forced tool use with thinking; the client's
  *   explicit tool choice wins over the effort hint);
  * - the conversation is inside a tool loop (it ends with tool results): Anthropic then wants the
@@ -116,10 +117,12 @@ export function toMessagesBody(request: CanonicalRequest, call: Pick<ProviderCal
  * - `max_tokens` leaves no room for the smallest budget plus `ANSWER_RESERVE_TOKENS`.
  */
 export function thinkingBudget(request: CanonicalRequest, messages: readonly MessageParam[], maxTokens: number): number | undefined {
-  if (request.reasoningEffort === undefined) return undefined;
+  const effort = request.reasoningEffort;
+  if (effort === undefined || effort === 'none') return undefined;
   const forcesTool = request.tools.length > 0 && (request.toolChoice === 'required' || typeof request.toolChoice === 'object');
   if (forcesTool || endsInToolLoop(messages)) return undefined;
-  const budget = Math.min(THINKING_BUDGETS[request.reasoningEffort], maxTokens - ANSWER_RESERVE_TOKENS);
+  const wanted = effort === 'minimal' ? MIN_THINKING_BUDGET : THINKING_BUDGETS[effort];
+  const budget = Math.min(wanted, maxTokens - ANSWER_RESERVE_TOKENS);
   return budget >= MIN_THINKING_BUDGET ? budget : undefined;
 }
 

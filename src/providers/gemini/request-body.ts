@@ -37,7 +37,7 @@ export interface GeminiGenerationConfig {
   topP?: number;
   responseMimeType?: 'application/json';
   responseJsonSchema?: Record<string, unknown>;
-  thinkingConfig?: { thinkingBudget: number; includeThoughts: true };
+  thinkingConfig?: { thinkingBudget: number; includeThoughts?: true };
 }
 
 /** The body POSTed to `models/{model}:streamGenerateContent?alt=sse`. */
@@ -192,9 +192,10 @@ function toGenerationConfig(request: CanonicalRequest, maxOutputTokens: number):
   if (request.temperature !== undefined) config.temperature = request.temperature;
   if (request.topP !== undefined) config.topP = request.topP;
   if (request.responseFormat !== undefined) Object.assign(config, toResponseFormat(request.responseFormat));
-  if (request.reasoningEffort !== undefined) {
-    config.thinkingConfig = { thinkingBudget: thinkingBudgetFor(request.reasoningEffort, maxOutputTokens), includeThoughts: true };
-  }
+  const effort = request.reasoningEffort;
+  // `none` turns thinking off (a budget of 0; Gemini 2.5 Pro cannot, and refuses it).
+  if (effort === 'none') config.thinkingConfig = { thinkingBudget: 0 };
+  else if (effort !== undefined) config.thinkingConfig = { thinkingBudget: thinkingBudgetFor(effort, maxOutputTokens), includeThoughts: true };
   return config;
 }
 

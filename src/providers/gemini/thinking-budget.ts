@@ -35,7 +35,9 @@ const MIN_BUDGET = 512;
  * three quarters of the output cap: a model that spent the whole cap thinking would end with
  * `MAX_TOKENS` and no answer, yet be billed for it.
  */
-export function thinkingBudgetFor(effort: ReasoningEffort, maxOutputTokens: number): number {
+export function thinkingBudgetFor(effort: ReasoningEffort | 'minimal', maxOutputTokens: number): number {
   const ceiling = Math.floor((maxOutputTokens * 3) / 4);
+  // OpenAI's `minimal`: the smallest budget every thinking model accepts.
+  if (effort === 'minimal') return MIN_BUDGET;
   return Math.max(MIN_BUDGET, Math.min(THINKING_BUDGETS[effort], ceiling));
 }

@@ -3,7 +3,7 @@
  * without reasoning first — and cuts it to the output budget. Pure: the provider only paces the
  * planned events and injects failures.
  */
-import type { CanonicalEvent, CanonicalRequest, FinishReason, FunctionTool, ReasoningEffort, Usage } from '../../protocol/canonical.js';
+import type { CanonicalEvent, CanonicalRequest, FinishReason, FunctionTool, RequestedEffort, Usage } from '../../protocol/canonical.js';
 import { UpstreamError, type ProviderCall } from '../provider.js';
 import { answerText, inputSeed, lastUserText, reasoningText, trailingToolOutputs } from './answer.js';
 import { deterministicId } from './deterministic-random.js';
@@ -15,7 +15,9 @@ import { toolArgumentsFromSchema, wordsOf } from './tool-arguments.js';
  * Reasoning tokens billed per effort (before the output cap). Only a short summary of them is
  * streamed, as real upstreams do: reasoning tokens are billed, not shown.
  */
-export const REASONING_TOKENS: Readonly<Record<ReasoningEffort, number>> = Object.freeze({
+export const REASONING_TOKENS: Readonly<Record<RequestedEffort, number>> = Object.freeze({
+  none: 0,
+  minimal: 8,
   low: 32,
   medium: 128,
   high: 512,

@@ -2,7 +2,7 @@
  * The simulated model's visible text: derived only from the request, so the same request always
  * gets the same answer, and short (a few dozen tokens) so tests and demos stay fast.
  */
-import type { CanonicalRequest, InputItem, ReasoningEffort } from '../../protocol/canonical.js';
+import type { CanonicalRequest, InputItem, RequestedEffort } from '../../protocol/canonical.js';
 import { createRandom, hashString } from './deterministic-random.js';
 import { valueFromSchema, wordsOf } from './tool-arguments.js';
 
@@ -111,7 +111,7 @@ export function answerText(request: CanonicalRequest, upstreamModel: string): st
 }
 
 /** The reasoning summary streamed before the answer when the request sets an effort. */
-export function reasoningText(request: CanonicalRequest, effort: ReasoningEffort): string {
+export function reasoningText(request: CanonicalRequest, effort: RequestedEffort): string {
   const random = createRandom(inputSeed(request) ^ 0x5bd1e995);
   const quote = quoteOf(lastUserText(request));
   const subject = quote === '' ? 'the request' : `"${quote}"`;

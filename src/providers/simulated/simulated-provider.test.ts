@@ -1,6 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import type { CanonicalEvent, CanonicalRequest, FunctionTool, InputItem, ReasoningEffort } from '../../protocol/canonical.js';
+import { REASONING_EFFORTS, type CanonicalEvent, type CanonicalRequest, type FunctionTool, type InputItem } from '../../protocol/canonical.js';
 import type { SimulatedProviderConfig } from '../../config/schema.js';
 import { UpstreamError, type ProviderCall } from '../provider.js';
 import { REASONING_TOKENS } from './answer-plan.js';
@@ -177,7 +177,7 @@ describe('simulated provider: text answers', () => {
 
 describe('simulated provider: reasoning', () => {
   it('streams a reasoning summary first and bills the effort’s reasoning tokens', async () => {
-    for (const effort of Object.keys(REASONING_TOKENS) as ReasoningEffort[]) {
+    for (const effort of ['minimal', ...REASONING_EFFORTS] as const) {
       const events = await collect(provider.stream(request({ reasoningEffort: effort }), call({ maxOutputTokens: 10_000 })));
       const firstDelta = events.findIndex((event) => event.type === 'text-delta');
       const lastReasoning = events.findLastIndex((event) => event.type === 'reasoning-delta');
@@ -189,7 +189,13 @@ describe('simulated provider: reasoning', () => {
       expect(usage.outputTokens).toBe(REASONING_TOKENS[effort] + countTokens(textOf(events)));
       expect(finishOf(events)).toBe('stop');
     }
-    expect(Object.values(REASONING_TOKENS)).toEqual([32, 128, 512, 1024, 2048]);
+    expect(Object.values(REASONING_TOKENS)).toEqual([0, 8, 32, 128, 512, 1024, 2048]);
+  });
+
+  it("thinks not at all at OpenAI's effort none", async () => {
+    const events = await collect(provider.stream(request({ reasoningEffort: 'none' }), call({ maxOutputTokens: 10_000 })));
+    expect(events.some((event) => event.type === 'reasoning-delta')).toBe(false);
+    expect(usageOf(events).reasoningTokens).toBe(0);
   });
 
   it('caps reasoning and text together at maxOutputTokens', async () => {

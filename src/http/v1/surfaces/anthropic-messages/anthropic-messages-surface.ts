@@ -9,6 +9,7 @@ import { idSuffix } from '../../../../lib/ids.js';
 import { decodeMessagesRequest } from '../../../../protocol/anthropic-messages/decode-request.js';
 import { MessagesEncoder } from '../../../../protocol/anthropic-messages/encoder.js';
 import { sseFrame } from '../../../../protocol/sse-frame.js';
+import { effortFor } from '../../../../routing/catalog.js';
 import type { SurfaceAdapter } from '../surface.js';
 
 export interface MessagesExtras {
@@ -39,7 +40,7 @@ export const anthropicMessagesSurface: SurfaceAdapter<MessagesExtras> = {
   },
   checkAgainstModel(decoded, model) {
     const effort = decoded.request.reasoningEffort;
-    if (effort === undefined || model.reasoningEfforts.has(effort)) return decoded;
+    if (effort === undefined || effortFor(model, effort) === 'use') return decoded;
     // Claude Code asks for thinking on every turn; a model without reasoning answers without it
     // (as Anthropic's own models without thinking do) rather than refusing every turn.
     if (model.reasoningEfforts.size === 0) {

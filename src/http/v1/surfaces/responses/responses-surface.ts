@@ -10,7 +10,7 @@ import { decodeResponsesBody } from '../../../../protocol/responses/decode-reque
 import { unsupportedHostedTool } from '../../../../protocol/responses/decode-tools.js';
 import { ResponsesEncoder } from '../../../../protocol/responses/encoder.js';
 import { failedResponse, responsesFailureFrame } from '../../../../protocol/responses/failure-frame.js';
-import type { ModelEntry } from '../../../../routing/catalog.js';
+import { effortFor, type ModelEntry } from '../../../../routing/catalog.js';
 import type { SurfaceAdapter } from '../surface.js';
 import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
 import type { ResponsesExtras, ResponseStore } from './responses-extras.js';
@@ -29,9 +29,10 @@ export function createResponsesSurface(deps: ResponsesSurfaceDeps): SurfaceAdapt
       return { request, clientWantsUsage: true, extras: { store, previousResponseId, metadata, echo } };
     },
     checkAgainstModel(decoded, model) {
-      const request = withHostedToolPolicy(decoded.request, model);
-      const effort = request.reasoningEffort;
-      if (effort !== undefined && !model.reasoningEfforts.has(effort)) {
+      const policed = withHostedToolPolicy(decoded.request, model);
+      const effort = policed.reasoningEffort;
+      const use = effort === undefined ? 'use' : effortFor(model, effort);
+      if (use === 'refuse') {
         const allowed = [...model.reasoningEfforts];
         const message =
           allowed.length === 0
@@ -39,6 +40,7 @@ export function createResponsesSurface(deps: ResponsesSurfaceDeps): SurfaceAdapt
             : `Unsupported value: '${effort}' is not supported with the model '${model.id}'. Supported values are: ${allowed.map((value) => `'${value}'`).join(', ')}.`;
         throw new GatewayError('invalid_request', { message, param: 'reasoning.effort', code: 'unsupported_value' });
       }
+      const request = use === 'drop' ? withoutEffort(policed) : policed;
       return request === decoded.request ? decoded : { ...decoded, request };
     },
     // Before the hold, so that it covers the whole conversation the upstream will read.
@@ -88,6 +90,12 @@ export function createResponsesSurface(deps: ResponsesSurfaceDeps): SurfaceAdapt
  * the model would translate the request (a Responses pass-through runs them all, so a model served
  * only that way never refuses).
  */
+/** The request without its effort (`none` on a model that does not reason). */
+function withoutEffort(request: CanonicalRequest): CanonicalRequest {
+  const { reasoningEffort: _dropped, ...rest } = request;
+  return rest;
+}
+
 function withHostedToolPolicy(request: CanonicalRequest, model: ModelEntry): CanonicalRequest {
   const hosted = request.hostedTools ?? [];
   if (hosted.length === 0) return request;
