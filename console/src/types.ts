@@ -76,9 +76,19 @@ export interface CatalogTarget {
   consecutive_failures: number;
 }
 
+/** One key of a provider's pool, by its name (never its secret). */
+export interface UpstreamKey {
+  provider: string;
+  key: string;
+  state: 'ok' | 'cooling' | 'refused';
+  cooling_until: string | null;
+  calls: number;
+}
+
 export interface Catalog {
   models: CatalogModel[];
   targets: CatalogTarget[];
+  upstream_keys: UpstreamKey[];
   observed_at: string;
 }
 

@@ -7,7 +7,8 @@ import { hostname } from 'node:os';
 import type { HealthChange } from '../routing/router.js';
 import type { Alerts } from './alerts.js';
 
-const INSTANCE = `${hostname()}:${process.pid}`;
+/** This process, as the events it alone saw name it. */
+export const INSTANCE = `${hostname()}:${process.pid}`;
 
 export function publishHealthChange(alerts: Alerts, change: HealthChange): void {
   const type = change.transition === 'down' ? 'target.down' : 'target.up';

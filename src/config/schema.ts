@@ -56,6 +56,37 @@ const simulatedProvider = z
   })
   .strict();
 
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name');
+
+/**
+ * One key of a pool (docs/architecture.md, "Pools of upstream keys"): its name, which operators
+ * see in the console, `/metrics` and alerts, and where its secret is read (never the secret).
+ */
+const pooledKey = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a key name: letters, digits, ".", "_" and "-", at most 64'),
+    /** The environment variable that holds the key. */
+    env: envName.optional(),
+    /** A file that holds the key (its whole content, trimmed), e.g. a mounted secret. */
+    file: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((key) => (key.env === undefined) !== (key.file === undefined), { message: 'give exactly one of env and file' });
+
+/** Several keys for one provider, used in turn; a refused key leaves the pool, a limited one cools down. */
+const apiKeys = z
+  .array(pooledKey)
+  .min(1)
+  .refine((keys) => new Set(keys.map((key) => key.name)).size === keys.length, 'key names must not repeat')
+  .optional();
+
+/** `api_key_env` and `api_keys` are two ways to give a key: one at most. */
+function oneKeySource(provider: { api_key_env?: string | undefined; api_keys?: unknown }, context: z.RefinementCtx): void {
+  if (provider.api_key_env !== undefined && provider.api_keys !== undefined) {
+    context.addIssue({ code: 'custom', path: ['api_keys'], message: 'give api_key_env or api_keys, not both' });
+  }
+}
+
 const openaiProvider = z
   .object({
     name: z.string().min(1),
@@ -63,13 +94,16 @@ const openaiProvider = z
     /** Base address including the version segment, e.g. `https://api.openai.com/v1`. */
     base_url: z.url(),
     /** Name of the environment variable that holds the upstream secret (never the secret itself). */
-    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
+    api_key_env: envName.optional(),
+    /** A pool of keys instead of `api_key_env`. */
+    api_keys: apiKeys,
     /** Which creation endpoints the upstream speaks. */
     api: z.enum(['chat', 'responses', 'both']).default('both'),
     timeouts: timeouts.default(defaultTimeouts),
     input_bound: inputBound,
   })
-  .strict();
+  .strict()
+  .superRefine(oneKeySource);
 
 const anthropicProvider = z
   .object({
@@ -77,13 +111,15 @@ const anthropicProvider = z
     type: z.literal('anthropic'),
     /** Base address including the version segment, e.g. `https://api.anthropic.com/v1`. */
     base_url: z.url(),
-    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
+    api_key_env: envName.optional(),
+    api_keys: apiKeys,
     /** Sent as the `anthropic-version` header. */
     version: z.string().min(1).default('2023-06-01'),
     timeouts: timeouts.default(defaultTimeouts),
     input_bound: inputBound,
   })
-  .strict();
+  .strict()
+  .superRefine(oneKeySource);
 
 const geminiProvider = z
   .object({
@@ -91,13 +127,13 @@ const geminiProvider = z
     type: z.literal('gemini'),
     /** Base address including the version segment, e.g. `https://generativelanguage.googleapis.com/v1beta`. */
     base_url: z.url(),
-    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
+    api_key_env: envName.optional(),
+    api_keys: apiKeys,
     timeouts: timeouts.default(defaultTimeouts),
     input_bound: inputBound,
   })
-  .strict();
-
-const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name');
+  .strict()
+  .superRefine(oneKeySource);
 
 /**
  * Microsoft Entra ID (OAuth2 client credentials) for an `azure` provider: a token fetched from
@@ -140,6 +176,8 @@ const azureProvider = z
     api: z.enum(['chat', 'responses', 'both']).default('both'),
     /** Name of the environment variable that holds the resource's key, sent as `api-key`. */
     api_key_env: envName.optional(),
+    /** A pool of resource keys instead of `api_key_env`. */
+    api_keys: apiKeys,
     entra: entraAuth.optional(),
     timeouts: timeouts.default(defaultTimeouts),
     input_bound: inputBound,
@@ -149,9 +187,8 @@ const azureProvider = z
     if (provider.url_form === 'deployments' && provider.api_version === undefined) {
       context.addIssue({ code: 'custom', path: ['api_version'], message: 'required with url_form: deployments' });
     }
-    if ((provider.api_key_env === undefined) === (provider.entra === undefined)) {
-      context.addIssue({ code: 'custom', path: ['api_key_env'], message: 'give exactly one of api_key_env and entra' });
-    }
+    const given = [provider.api_key_env, provider.api_keys, provider.entra].filter((source) => source !== undefined).length;
+    if (given !== 1) context.addIssue({ code: 'custom', path: ['api_key_env'], message: 'give exactly one of api_key_env, api_keys and entra' });
   });
 
 export const providerSchema = z.discriminatedUnion('type', [simulatedProvider, openaiProvider, anthropicProvider, geminiProvider, azureProvider]);
@@ -220,7 +257,7 @@ const modelSchema = z
   .strict();
 
 /** What an alert webhook can be sent (README, "Alerts"). */
-export const ALERT_EVENT_TYPES = ['balance.low', 'key_budget.80', 'key_budget.100', 'target.down', 'target.up'] as const;
+export const ALERT_EVENT_TYPES = ['balance.low', 'key_budget.80', 'key_budget.100', 'target.down', 'target.up', 'upstream_key.refused'] as const;
 export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
 
 const webhook = z

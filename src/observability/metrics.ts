@@ -6,7 +6,8 @@
  * (server/cluster-metrics.ts), so each gauge and counter here is one that adds up across processes.
  *
  * Label values are bounded: `model` is a catalog id (anything else is `unknown`), `surface` one of
- * three, `status` an HTTP status the app answers, `target` a catalog target, `kind` a closed set.
+ * three, `status` an HTTP status the app answers, `target` a catalog target, `kind` a closed set,
+ * `provider` and `key` a catalog provider and the name of one of its pooled keys (never a secret).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { limiterFailureCounter } from '../ratelimit/failure-policy.js';
@@ -41,7 +42,22 @@ export interface Metrics {
   clientDisconnects: Counter<'surface' | 'stage'>;
   /** Where `holdsOpen` reads its value when scraped (the gateway sets it to its hold keeper's size). */
   countHoldsOpen: () => number;
+  /** Pooled upstream keys that were refused or began to cool down, by provider, key name and event. */
+  upstreamKeyEvents: Counter<'provider' | 'key' | 'event'>;
+  /** Where the pooled keys' states and calls are read when scraped (the gateway sets it to its providers' pools). */
+  readUpstreamKeys: () => readonly UpstreamKeyReading[];
 }
+
+/** One pooled upstream key as `/metrics` shows it: by name, never by its secret. */
+export interface UpstreamKeyReading {
+  provider: string;
+  key: string;
+  state: 'ok' | 'cooling' | 'refused';
+  /** Calls sent with it since the process started. */
+  calls: number;
+}
+
+const UPSTREAM_KEY_STATES = ['ok', 'cooling', 'refused'] as const;
 
 /** Seconds: a gateway answer lasts from a few milliseconds (a refusal) to many minutes (a long stream). */
 const DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
@@ -147,6 +163,13 @@ export function createMetrics(): Metrics {
     clientDisconnects,
     holdCommits,
     countHoldsOpen: () => 0,
+    upstreamKeyEvents: new Counter({
+      name: 'tollgate_upstream_key_events_total',
+      help: 'Pooled upstream keys refused by the upstream (401, 403: out of the pool) or cooling down after a 429, by provider, key name and event (refused, cooling).',
+      labelNames: ['provider', 'key', 'event'] as const,
+      registers,
+    }),
+    readUpstreamKeys: () => [],
     holdsOpen: new Gauge({
       name: 'tollgate_holds_open',
       help: 'Holds of requests running now (reserved, not settled yet).',
@@ -157,5 +180,28 @@ export function createMetrics(): Metrics {
       },
     }),
   };
+  // Read when scraped, from the pools themselves: nothing to do per request.
+  new Gauge({
+    name: 'tollgate_upstream_key_state',
+    help: 'Each pooled upstream key\'s state, by provider and key name: 1 for its current state (ok, cooling, refused), 0 for the others. Summed over workers, the number of processes that see it so.',
+    labelNames: ['provider', 'key', 'state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const reading of metrics.readUpstreamKeys()) {
+        for (const state of UPSTREAM_KEY_STATES) this.set({ provider: reading.provider, key: reading.key, state }, reading.state === state ? 1 : 0);
+      }
+    },
+  });
+  new Counter({
+    name: 'tollgate_upstream_key_calls_total',
+    help: 'Upstream calls sent with each pooled key, by provider and key name (a call sent again on a sibling key counts once per key).',
+    labelNames: ['provider', 'key'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const reading of metrics.readUpstreamKeys()) this.inc({ provider: reading.provider, key: reading.key }, reading.calls);
+    },
+  });
   return metrics;
 }

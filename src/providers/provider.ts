@@ -289,8 +289,32 @@ export interface Provider {
    * upstream's equivalent); the others are dropped and named to the client. Absent: none is sent.
    */
   keepsHostedTool?(tool: HostedTool, request: CanonicalRequest): boolean;
+  /** Present when the provider's config lists several keys (`api_keys`): their states, by name. */
+  upstreamKeys?: UpstreamKeys;
   /** Releases connection pools. */
   close?(): Promise<void>;
+}
+
+/** One key of a provider's pool as operators see it: by its name, never its secret. */
+export interface UpstreamKeyView {
+  name: string;
+  /** `cooling`: the upstream answered 429, skipped until `coolingUntil`; `refused`: out until restart. */
+  state: 'ok' | 'cooling' | 'refused';
+  /** With `cooling`: until when (ms since epoch). */
+  coolingUntil: number | null;
+  /** Calls sent with this key since the process started. */
+  calls: number;
+}
+
+/** A key that left its pool (refused: 401, 403) or began to cool down (429), as it happened. */
+export type UpstreamKeyEvent = { type: 'refused'; key: string; status: number } | { type: 'cooling'; key: string; status: number; until: number };
+
+/** The keys of a provider's pool (docs/architecture.md, "Pools of upstream keys"). */
+export interface UpstreamKeys {
+  /** Each key's state now, in the catalog's order. */
+  list(): UpstreamKeyView[];
+  /** Told of every event; must return at once (it runs on a request's path). */
+  onEvent(listener: (event: UpstreamKeyEvent) => void): void;
 }
 
 /** Why an upstream call failed. */

@@ -5,10 +5,11 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { createAlerts } from '../alerts/alerts.js';
+import { createAlerts, type Alerts } from '../alerts/alerts.js';
 import { createKeyBudgetChecker } from '../alerts/key-budget-checker.js';
 import { createLowBalanceChecker } from '../alerts/low-balance-checker.js';
 import { publishHealthChange } from '../alerts/target-events.js';
+import { publishKeyRefused } from '../alerts/upstream-key-events.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { BillingService } from '../billing/billing-service.js';
 import { HoldKeeper } from '../billing/hold-keeper.js';
@@ -16,6 +17,7 @@ import { inputBoundsFromConfig } from '../billing/input-bounds.js';
 import { pricesFromConfig } from '../billing/prices.js';
 import { createSettleRetrier, type SettleRetrier } from '../billing/settle-retry.js';
 import type { ConfigFile } from '../config/schema.js';
+import type { Provider } from '../providers/provider.js';
 import { closeProviders, createProviders } from '../providers/registry.js';
 import { describeDowngrade, downgradedEfforts } from '../providers/shared/effort-budgets.js';
 import type { Limiter } from '../ratelimit/limiter.js';
@@ -86,6 +88,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const catalog = buildCatalog(options.config.models, providers);
   for (const downgrade of downgradedEfforts(options.config)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
   const metrics = options.metrics ?? createMetrics();
+  watchUpstreamKeys(providers, { alerts, metrics, logger: options.logger });
   const router = new Router({
     now,
     ...(options.tracer === undefined ? {} : { observeAttempt: options.tracer.observeAttempt }),
@@ -180,6 +183,28 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Last: every answer has ended, so every row is queued; the store is closed by the caller.
     await requestLog?.close();
     await closeProviders(providers);
+  }
+}
+
+/**
+ * The pools of upstream keys (docs/architecture.md, "Pools of upstream keys"): `/metrics` reads
+ * their states when scraped; a key refused is logged at error level and alerted, a key limited is
+ * logged; both are counted. Keys are named, never shown.
+ */
+function watchUpstreamKeys(providers: ReadonlyMap<string, Provider>, parts: { alerts: Alerts; metrics: Metrics; logger: Logger }): void {
+  const pools = [...providers.values()].flatMap((provider) => (provider.upstreamKeys === undefined ? [] : [{ provider: provider.name, keys: provider.upstreamKeys }]));
+  if (pools.length === 0) return;
+  parts.metrics.readUpstreamKeys = () => pools.flatMap((pool) => pool.keys.list().map((key) => ({ provider: pool.provider, key: key.name, state: key.state, calls: key.calls })));
+  for (const pool of pools) {
+    pool.keys.onEvent((event) => {
+      parts.metrics.upstreamKeyEvents.inc({ provider: pool.provider, key: event.key, event: event.type });
+      if (event.type === 'refused') {
+        parts.logger.error({ provider: pool.provider, key: event.key, status: event.status }, 'upstream key refused: it leaves the pool until restart');
+        publishKeyRefused(parts.alerts, { provider: pool.provider, key: event.key, status: event.status });
+      } else {
+        parts.logger.warn({ provider: pool.provider, key: event.key, status: event.status, coolingUntil: new Date(event.until).toISOString() }, 'upstream key rate limited: it cools down');
+      }
+    });
   }
 }
 

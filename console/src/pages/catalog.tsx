@@ -1,6 +1,7 @@
 /**
  * The catalog for operators (/admin/v1/catalog): every model with its prices per million tokens,
- * reasoning efforts and targets, and every target's live health as the answering instance sees it.
+ * reasoning efforts and targets, and every target's live health as the answering instance sees it;
+ * then each pooled upstream key's state, by its name.
  */
 import { api } from '../api';
 import { PageHeading } from '../components/heading';
@@ -8,7 +9,7 @@ import { ErrorNotice, Loading } from '../components/notice';
 import { TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
 import { Usd } from '../components/usd';
-import type { CatalogTarget } from '../types';
+import type { CatalogTarget, UpstreamKey } from '../types';
 import { useLoad } from '../use-load';
 
 function Health({ target }: { target: CatalogTarget | undefined }) {
@@ -20,6 +21,54 @@ function Health({ target }: { target: CatalogTarget | undefined }) {
       <span aria-hidden="true">◌</span> Cooling down{target.cooling_until === null ? '' : ' until '}
       {target.cooling_until === null ? null : <Time iso={target.cooling_until} />} ({target.cause === 'credentials' ? 'provider refused our key' : 'failures in a row'})
     </span>
+  );
+}
+
+function KeyState({ upstreamKey }: { upstreamKey: UpstreamKey }) {
+  if (upstreamKey.state === 'ok') return <span class="status status-active"><span aria-hidden="true">●</span> Serving</span>;
+  if (upstreamKey.state === 'refused') return <span class="status status-disabled"><span aria-hidden="true">✕</span> Refused: out until restart</span>;
+  return (
+    <span class="status status-expired">
+      <span aria-hidden="true">◌</span> Rate limited{upstreamKey.cooling_until === null ? '' : ' until '}
+      {upstreamKey.cooling_until === null ? null : <Time iso={upstreamKey.cooling_until} />}
+    </span>
+  );
+}
+
+/** The pools of upstream keys (`api_keys`): each key by name, its state and its calls. */
+function UpstreamKeys({ keys }: { keys: UpstreamKey[] }) {
+  if (keys.length === 0) return null;
+  return (
+    <>
+      <h2>Upstream keys</h2>
+      <p class="help">Providers with several keys use them in turn. A key the upstream refuses leaves the pool; a rate-limited key rests for as long as the upstream asks.</p>
+      <TableWrap label="Upstream keys">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Provider</th>
+              <th scope="col">Key</th>
+              <th scope="col">State</th>
+              <th scope="col" class="number">Calls</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((key) => (
+              <tr key={`${key.provider}/${key.key}`}>
+                <td data-label="Provider">{key.provider}</td>
+                <td data-label="Key">{key.key}</td>
+                <td data-label="State" class="wrap">
+                  <KeyState upstreamKey={key} />
+                </td>
+                <td data-label="Calls" class="number">
+                  {key.calls.toLocaleString('en-US')}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+    </>
   );
 }
 
@@ -83,6 +132,7 @@ export function CatalogPage() {
               </tbody>
             </table>
           </TableWrap>
+          <UpstreamKeys keys={data.upstream_keys} />
         </>
       )}
     </>

@@ -1,7 +1,8 @@
 /**
  * `/admin/v1/catalog` (read-only): the models with their prices and reasoning efforts, and every
  * target with its live health as the instance that answers sees it (health is kept in memory per
- * process: another instance, or another worker, may see a target differently).
+ * process: another instance, or another worker, may see a target differently), and each pooled
+ * upstream key's state by its name (docs/architecture.md, "Pools of upstream keys").
  */
 import { z } from 'zod';
 import { formatUsd } from '../../billing/money.js';
@@ -53,9 +54,22 @@ const catalogTargetSchema = z
   })
   .meta({ id: 'CatalogTarget' });
 
+const upstreamKeySchema = z
+  .object({
+    provider: z.string(),
+    key: z.string().describe('The key\'s name in the provider\'s `api_keys` (never its secret).'),
+    state: z
+      .enum(['ok', 'cooling', 'refused'])
+      .describe('`cooling`: the upstream answered 429, skipped until `cooling_until`; `refused`: the upstream refused it (401, 403), out of the pool until the gateway restarts.'),
+    cooling_until: z.string().nullable(),
+    calls: z.number().int().describe('Upstream calls sent with it since this process started.'),
+  })
+  .meta({ id: 'UpstreamKey' });
+
 const catalogSchema = z.object({
   models: z.array(catalogModelSchema),
   targets: z.array(catalogTargetSchema),
+  upstream_keys: z.array(upstreamKeySchema).describe('The keys of every provider that has a pool (`api_keys`), as the answering instance sees them.'),
   observed_at: z.string().describe('When the answering instance read its target health.'),
 });
 
@@ -110,6 +124,15 @@ export function registerCatalogRoutes(app: AdminApp, deps: AdminRouteDeps): void
           consecutive_failures: health.consecutiveFailures,
         };
       }),
+      upstream_keys: [...new Set([...targets.values()].map((target) => target.provider))].flatMap((provider) =>
+        (provider.upstreamKeys?.list() ?? []).map((key) => ({
+          provider: provider.name,
+          key: key.name,
+          state: key.state,
+          cooling_until: key.coolingUntil === null ? null : new Date(key.coolingUntil).toISOString(),
+          calls: key.calls,
+        })),
+      ),
       observed_at: new Date(deps.now()).toISOString(),
     };
   });

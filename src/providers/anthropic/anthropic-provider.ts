@@ -44,6 +44,7 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, env: Re
 
     speaksNatively: (surface) => surface === 'anthropic-messages',
 
+    ...(client.keys === undefined ? {} : { upstreamKeys: client.keys }),
     close: () => client.close(),
   };
 }

@@ -19,8 +19,8 @@ export interface AzureProviderOptions {
 }
 
 /**
- * Builds the provider. `env` supplies the key named by `api_key_env`, or the client secret named by
- * `entra.client_secret_env`; a name that is configured but unset is a startup error. No secret
+ * Builds the provider. `env` supplies the key named by `api_key_env` (or each key of `api_keys`), or
+ * the client secret named by `entra.client_secret_env`; a name that is configured but unset is a startup error. No secret
  * appears in any message.
  */
 export function createAzureProvider(config: AzureProviderConfig, env: Readonly<Record<string, string | undefined>>, options: AzureProviderOptions = {}): Provider {
@@ -35,7 +35,7 @@ export function createAzureProvider(config: AzureProviderConfig, env: Readonly<R
           timeouts: config.timeouts,
           ...(options.now === undefined ? {} : { now: options.now }),
         });
-  const client = createUpstreamHttpClient('azure', { name: config.name, base_url: config.endpoint, api_key_env: config.api_key_env, timeouts: config.timeouts }, env, {
+  const client = createUpstreamHttpClient('azure', { name: config.name, base_url: config.endpoint, api_key_env: config.api_key_env, api_keys: config.api_keys, timeouts: config.timeouts }, env, {
     authHeaders: (secret) => ({ 'api-key': secret }),
     readErrorBody: readAzureErrorBody,
     ...(tokens === undefined ? {} : { credentials: tokens }),

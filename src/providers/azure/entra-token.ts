@@ -20,7 +20,7 @@ import { isRecord, parseJson } from '../../lib/json-value.js';
 import { UpstreamError } from '../provider.js';
 import { createRedactor, type Redactor } from '../shared/redaction.js';
 import { classifyTransportFailure } from '../shared/transport-failure.js';
-import type { CallCredentials } from '../shared/upstream-http.js';
+import type { CallCredentials, CredentialLease } from '../shared/call-credentials.js';
 
 /** The margin before expiry at which a token is renewed: a tenth of its life, at most five minutes. */
 export function renewalMargin(lifeMs: number): number {
@@ -81,6 +81,17 @@ export class EntraTokenSource implements CallCredentials {
 
   async headers(): Promise<Readonly<Record<string, string>>> {
     return { authorization: `Bearer ${await this.token()}` };
+  }
+
+  /** One call's token. A refused one is dropped; there is no sibling to send the call again with. */
+  async lease(): Promise<CredentialLease> {
+    return {
+      headers: await this.headers(),
+      failed: (verdict) => {
+        if (verdict.outcome === 'refused') this.refused();
+        return undefined;
+      },
+    };
   }
 
   /** A token valid beyond the renewal margin: the one held, or the one fetch in flight. */

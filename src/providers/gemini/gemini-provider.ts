@@ -41,6 +41,7 @@ export function createGeminiProvider(config: GeminiProviderConfig, env: Readonly
     embed: (call) => runGeminiEmbeddings(client, call),
 
     keepsHostedTool: keepsMappedWebSearch,
+    ...(client.keys === undefined ? {} : { upstreamKeys: client.keys }),
     close: () => client.close(),
   };
 }

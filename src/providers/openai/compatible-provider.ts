@@ -85,6 +85,7 @@ export function createCompatibleProvider(options: CompatibleProviderOptions): Pr
 
     close: () => client.close(),
   };
+  if (client.keys !== undefined) provider.upstreamKeys = client.keys;
   if (options.moderations) provider.moderate = (call) => runModerations(client, pathOf, call);
   return provider;
 }

@@ -3,7 +3,8 @@ import { expectNoSecrets, providerTestKit, upstreamFailure } from '../../../test
 import { json, type Answer, type UpstreamDouble } from '../../../test/support/upstream-double.js';
 import { readMessageErrorBody, type ErrorBodyReader } from './error-body.js';
 import { UpstreamError } from '../provider.js';
-import { UpstreamHttpClient, type CallCredentials } from './upstream-http.js';
+import type { CallCredentials } from './call-credentials.js';
+import { createUpstreamHttpClient, UpstreamHttpClient } from './upstream-http.js';
 
 const SECRET = 'sk-shared-client-Secret-4b1d';
 const kit = providerTestKit();
@@ -205,10 +206,16 @@ describe('UpstreamHttpClient with credentials fetched per call', () => {
     let issued = 0;
     const seen = { refused: 0 };
     const credentials: CallCredentials = {
-      headers: () => (fail === undefined ? Promise.resolve({ authorization: `Bearer token-${++issued}` }) : Promise.reject(fail)),
-      refused: () => {
-        seen.refused += 1;
-      },
+      lease: () =>
+        fail === undefined
+          ? Promise.resolve({
+              headers: { authorization: `Bearer token-${++issued}` },
+              failed: (verdict) => {
+                if (verdict.outcome === 'refused') seen.refused += 1;
+                return undefined;
+              },
+            })
+          : Promise.reject(fail),
       redact: (text) => text.replaceAll(/token-\d+/g, '[redacted]'),
     };
     return { credentials, seen };
@@ -244,5 +251,59 @@ describe('UpstreamHttpClient with credentials fetched per call', () => {
     const error = await upstreamFailure(send(clientWith(double, countingCredentials(refusal).credentials)));
     expect(error).toBe(refusal);
     expect(double.requests).toHaveLength(0);
+  });
+});
+
+describe('UpstreamHttpClient with a pool of keys', () => {
+  const KEYS = { POOL_A: 'sk-pool-a-1111', POOL_B: 'sk-pool-b-2222' };
+
+  /** A client over keys `a` and `b`; the double answers by the bearer key. */
+  function pooledClient(double: UpstreamDouble): UpstreamHttpClient {
+    const config = { name: 'acme-pool', base_url: double.baseUrl, api_keys: [{ name: 'a', env: 'POOL_A' }, { name: 'b', env: 'POOL_B' }], timeouts: { connect_ms: 1_000, first_byte_ms: 2_000, idle_ms: 2_000 } };
+    const client = createUpstreamHttpClient('acme', config, KEYS, { authHeaders: (secret) => ({ authorization: `Bearer ${secret}` }), readErrorBody: readMessageErrorBody });
+    kit.defer(() => client.close());
+    return client;
+  }
+
+  it.each(calls)('%s sends a call the first key\'s 429 ended again with the second, and cools the first for its retry-after-ms', async (_name, send) => {
+    const double = await kit.upstream((request, response) => {
+      if (request.headers.authorization === `Bearer ${KEYS.POOL_A}`) {
+        response.writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': '60000' });
+        response.end(`{"error":{"message":"slow down ${KEYS.POOL_A}"}}`);
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{}');
+    });
+    const client = pooledClient(double);
+    await send(client);
+    await send(client);
+    expect(double.requests.map((request) => request.headers.authorization)).toEqual([`Bearer ${KEYS.POOL_A}`, `Bearer ${KEYS.POOL_B}`, `Bearer ${KEYS.POOL_B}`]);
+    const [first, second] = client.keys?.list() ?? [];
+    expect(first).toMatchObject({ name: 'a', state: 'cooling', calls: 1 });
+    expect((first?.coolingUntil ?? 0) - Date.now()).toBeGreaterThan(55_000);
+    expect(second).toMatchObject({ name: 'b', state: 'ok', calls: 2 });
+  });
+
+  it.each(calls)('%s fails with the last key\'s refusal once every key refused, redacting each key', async (_name, send) => {
+    const double = await kit.upstream((request, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(`{"error":{"message":"Incorrect API key provided: ${String(request.headers.authorization).slice(7)}"}}`);
+    });
+    const client = pooledClient(double);
+    const error = await upstreamFailure(send(client));
+    expect(error.kind).toBe('credentials');
+    expect(error.message).toContain('Incorrect API key provided: [redacted]');
+    expectNoSecrets(error.message, Object.values(KEYS));
+    expect(double.requests).toHaveLength(2);
+    expect(client.keys?.list().map((key) => key.state)).toEqual(['refused', 'refused']);
+    const next = await upstreamFailure(send(client));
+    expect(next.message).toBe('acme provider "acme-pool": the upstream refused every key of the pool (a, b)');
+    expect(double.requests).toHaveLength(2);
+  });
+
+  it('refuses a pool beside another credential', () => {
+    const config = { name: 'acme-pool', base_url: 'http://127.0.0.1:9', api_key_env: 'POOL_A', api_keys: [{ name: 'a', env: 'POOL_B' }], timeouts: { connect_ms: 1, first_byte_ms: 1, idle_ms: 1 } };
+    expect(() => createUpstreamHttpClient('acme', config, KEYS, { authHeaders: () => ({}), readErrorBody: readMessageErrorBody })).toThrow('acme provider "acme-pool": api_keys is given beside another credential');
   });
 });

@@ -3,17 +3,21 @@
  * with the provider's own headers, bounded body reads, and the mapping of everything that can go
  * wrong before a 200 into `UpstreamError`. What differs between providers comes in as options:
  * their authentication and version headers, what their error bodies say, and their name in
- * messages, and where a credential is fetched per call (a short-lived token) rather than fixed.
+ * messages, and where a credential is chosen per call (a short-lived token, one key of a pool)
+ * rather than fixed: a call its credential's refusal or 429 ends is sent again at once when the
+ * credential offers a sibling (docs/architecture.md, "Pools of upstream keys").
  * Every message that leaves is free of the secret and of the upstream's address.
  */
 import { Readable } from 'node:stream';
 import { errors, Pool, type Dispatcher } from 'undici';
 import type { TimeoutsConfig } from '../../config/schema.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
-import { UpstreamError, type UpstreamFailureKind } from '../provider.js';
+import { UpstreamError, type UpstreamFailureKind, type UpstreamKeys } from '../provider.js';
+import type { CallCredentials, CredentialLease } from './call-credentials.js';
 import type { ErrorBodyReader } from './error-body.js';
+import { KeyPool, retryAfterMs } from './key-pool.js';
 import { MultipartBody } from './multipart-body.js';
-import { resolveSecret, type SecretConfig } from './provider-secret.js';
+import { resolvePooledKeys, resolveSecret, type SecretConfig } from './provider-secret.js';
 import { createRedactor, type Redactor } from './redaction.js';
 import { classifyTransportFailure } from './transport-failure.js';
 
@@ -61,22 +65,10 @@ export interface UpstreamHttpClientOptions {
   /** What the provider's error bodies say. */
   readErrorBody: ErrorBodyReader;
   timeouts: TimeoutsConfig;
-  /** A credential fetched per call, sent beside `headers` (Azure's Entra ID tokens). */
+  /** A credential chosen per call, sent beside `headers` (Azure's Entra ID tokens, a pool of keys). */
   credentials?: CallCredentials;
-}
-
-/**
- * A credential that is not fixed at startup: a token that expires and is fetched again. Its
- * headers are asked for before each call; a failure to get them rejects with an `UpstreamError`
- * (kind `credentials`, so that the router takes the provider out) whose message holds no secret.
- */
-export interface CallCredentials {
-  /** The headers that carry the credential for the next call, e.g. `{ authorization: 'Bearer …' }`. */
-  headers(): Promise<Readonly<Record<string, string>>>;
-  /** The upstream refused the credential (401, 403): the next call must not send it again. */
-  refused(): void;
-  /** Strips what the credential gave away (its tokens, its own secret) from a text. */
-  redact(text: string): string;
+  /** With a pool of keys (`credentials` is then the pool): their states, for operators. */
+  keys?: UpstreamKeys;
 }
 
 /** The part of an HTTP provider's config the client is built from. */
@@ -98,8 +90,9 @@ export interface UpstreamWire {
 
 /**
  * The client of an HTTP provider, its secret read from the environment variable its config names
- * (an unset one is a startup error, see `resolveSecret`). The secret goes only into the wire's
- * authentication headers and the redactor.
+ * (an unset one is a startup error, see `resolveSecret`), or its pool of keys (`api_keys`, see
+ * `resolvePooledKeys` and key-pool.ts). Secrets go only into the wire's authentication headers and
+ * the redactor.
  */
 export function createUpstreamHttpClient(
   providerType: string,
@@ -107,7 +100,12 @@ export function createUpstreamHttpClient(
   env: Readonly<Record<string, string | undefined>>,
   wire: UpstreamWire,
 ): UpstreamHttpClient {
+  const label = `${providerType} provider "${config.name}"`;
   const secret = resolveSecret(providerType, config, env);
+  const pooled = resolvePooledKeys(providerType, config, env);
+  if (pooled !== undefined && (secret !== undefined || wire.credentials !== undefined)) throw new Error(`${label}: api_keys is given beside another credential`);
+  const pool = pooled === undefined ? undefined : new KeyPool({ label, keys: pooled, headersOf: wire.authHeaders });
+  const credentials = pool ?? wire.credentials;
   return new UpstreamHttpClient({
     providerType,
     providerName: config.name,
@@ -116,7 +114,8 @@ export function createUpstreamHttpClient(
     headers: { ...wire.headers, ...(secret === undefined ? {} : wire.authHeaders(secret)) },
     readErrorBody: wire.readErrorBody,
     timeouts: config.timeouts,
-    ...(wire.credentials === undefined ? {} : { credentials: wire.credentials }),
+    ...(credentials === undefined ? {} : { credentials }),
+    ...(pool === undefined ? {} : { keys: pool }),
   });
 }
 
@@ -136,6 +135,8 @@ const MESSAGE_LIMIT = 1_000;
 
 export class UpstreamHttpClient {
   readonly providerName: string;
+  /** With a pool of keys: their states, for the provider to show (`Provider.upstreamKeys`). */
+  readonly keys: UpstreamKeys | undefined;
   /** Strips the secret and the upstream's address from a text. */
   readonly redact: Redactor;
   readonly #label: string;
@@ -153,6 +154,7 @@ export class UpstreamHttpClient {
 
   constructor(options: UpstreamHttpClientOptions) {
     this.providerName = options.providerName;
+    this.keys = options.keys;
     this.#label = `${options.providerType} provider "${options.providerName}"`;
     const redact = createRedactor(options.baseUrl, options.secret);
     const credentials = options.credentials;
@@ -177,19 +179,23 @@ export class UpstreamHttpClient {
    */
   async post(path: string, body: unknown, options: PostOptions): Promise<UpstreamResponse> {
     // Before the call: a credential that cannot be had is its own failure, not a transport one.
-    const credential = this.#credentials === undefined ? undefined : await this.#credentials.headers();
-    let response: Dispatcher.ResponseData;
-    try {
-      const request = body instanceof MultipartBody ? this.#multipart(body, options, credential) : { headers: this.#headersOf(options, credential), body: JSON.stringify(body) };
-      response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', ...request, signal: options.signal });
-    } catch (error) {
-      if (options.signal.aborted) throw error;
-      throw this.transportFailure(error);
+    let lease = await this.#credentials?.lease();
+    for (;;) {
+      let response: Dispatcher.ResponseData;
+      try {
+        const request = body instanceof MultipartBody ? this.#multipart(body, options, lease?.headers) : { headers: this.#headersOf(options, lease?.headers), body: JSON.stringify(body) };
+        response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', ...request, signal: options.signal });
+      } catch (error) {
+        if (options.signal.aborted) throw error;
+        throw this.transportFailure(error);
+      }
+      if (response.statusCode >= 200 && response.statusCode < 300) {
+        return { status: response.statusCode, mediaType: mediaTypeOf(response.headers['content-type']), body: response.body };
+      }
+      const failure = await this.#statusFailure(response.statusCode, async () => (await readBounded(response.body, ERROR_BODY_LIMIT)).text);
+      lease = this.#retryLease(lease, failure, response.headers);
+      if (lease === undefined) throw failure;
     }
-    if (response.statusCode >= 200 && response.statusCode < 300) {
-      return { status: response.statusCode, mediaType: mediaTypeOf(response.headers['content-type']), body: response.body };
-    }
-    throw await this.#statusFailure(response.statusCode, async () => (await readBounded(response.body, ERROR_BODY_LIMIT)).text);
   }
 
   /**
@@ -198,26 +204,42 @@ export class UpstreamHttpClient {
    * of `post` followed by `readWholeBody`: `UpstreamError`s, or the abort of `signal` as is.
    */
   async postForWhole(path: string, body: unknown, options: PostOptions): Promise<WholeUpstreamResponse> {
-    const credential = this.#credentials === undefined ? undefined : await this.#credentials.headers();
-    let answer: CollectedAnswer;
-    try {
-      const request = body instanceof MultipartBody ? this.#multipart(body, options, credential) : { headers: this.#headersOf(options, credential), body: JSON.stringify(body) };
-      answer = await collect(this.#pool, { path: this.#basePath + path, method: 'POST', ...request }, options.signal);
-    } catch (error) {
-      if (options.signal.aborted) throw error;
-      throw this.transportFailure(error);
-    }
-    const { status } = answer;
-    if (status >= 200 && status < 300) {
-      if (answer.failure !== undefined) {
-        if (options.signal.aborted) throw answer.failure;
-        throw this.transportFailure(answer.failure);
+    let lease = await this.#credentials?.lease();
+    for (;;) {
+      let answer: CollectedAnswer;
+      try {
+        const request = body instanceof MultipartBody ? this.#multipart(body, options, lease?.headers) : { headers: this.#headersOf(options, lease?.headers), body: JSON.stringify(body) };
+        answer = await collect(this.#pool, { path: this.#basePath + path, method: 'POST', ...request }, options.signal);
+      } catch (error) {
+        if (options.signal.aborted) throw error;
+        throw this.transportFailure(error);
       }
-      if (answer.truncated) throw this.failure('protocol', 'the answer body exceeded the size limit');
-      return { status, mediaType: answer.mediaType, text: answer.text };
+      const { status } = answer;
+      if (status >= 200 && status < 300) {
+        if (answer.failure !== undefined) {
+          if (options.signal.aborted) throw answer.failure;
+          throw this.transportFailure(answer.failure);
+        }
+        if (answer.truncated) throw this.failure('protocol', 'the answer body exceeded the size limit');
+        return { status, mediaType: answer.mediaType, text: answer.text };
+      }
+      // As in `post`: an error body lost on the way only costs the detail.
+      const failure = await this.#statusFailure(status, () => (answer.failure === undefined ? answer.text : ''));
+      lease = this.#retryLease(lease, failure, answer.headers);
+      if (lease === undefined) throw failure;
     }
-    // As in `post`: an error body lost on the way only costs the detail.
-    throw await this.#statusFailure(status, () => (answer.failure === undefined ? answer.text : ''));
+  }
+
+  /**
+   * After a call's credential was refused or limited (429): the lease to send the same call again
+   * with (a sibling key), or undefined when the call fails with `failure`.
+   */
+  #retryLease(lease: CredentialLease | undefined, failure: UpstreamError, headers: Dispatcher.ResponseData['headers']): CredentialLease | undefined {
+    if (lease === undefined || failure.status === undefined) return undefined;
+    if (failure.kind === 'credentials') return lease.failed({ outcome: 'refused', status: failure.status });
+    if (failure.status !== 429) return undefined;
+    const wait = retryAfterMs(headers, Date.now());
+    return lease.failed({ outcome: 'limited', status: 429, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
   }
 
   /** An upload's body and headers: its own content type and length, the rest as `#headersOf`. */
@@ -322,7 +344,6 @@ export class UpstreamHttpClient {
     const detail = `upstream answered HTTP ${status}${statusName}${safeMessage === undefined ? '' : `: ${safeMessage}`}`;
     // Our own upstream credentials were refused: nothing the client can fix or see.
     if (status === 401 || status === 403 || reading.refusesCredentials === true) {
-      this.#credentials?.refused();
       return this.failure('credentials', detail, { status });
     }
     // Only a refusal of the request itself is the client's to read; 408, 429 and 5xx fail over
@@ -363,6 +384,8 @@ interface CollectedAnswer {
   /** The body as UTF-8 text: whole, or its first bytes up to the limit when `truncated`. */
   text: string;
   truncated: boolean;
+  /** The answer's headers (a 429's `Retry-After`). */
+  headers: Dispatcher.ResponseData['headers'];
   /** Set when the body could not be read to its end (after the status arrived). */
   failure?: Error;
 }
@@ -382,6 +405,7 @@ function collect(pool: Pool, request: Dispatcher.DispatchOptions, signal: AbortS
     let controller: Dispatcher.DispatchController | undefined;
     let status = 0;
     let mediaType = '';
+    let answerHeaders: Dispatcher.ResponseData['headers'] = {};
     let limit = ERROR_BODY_LIMIT;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -407,6 +431,7 @@ function collect(pool: Pool, request: Dispatcher.DispatchOptions, signal: AbortS
         if (statusCode < 200) return;
         status = statusCode;
         mediaType = mediaTypeOf(headers['content-type']);
+        answerHeaders = headers;
         limit = statusCode < 300 ? WHOLE_BODY_LIMIT : ERROR_BODY_LIMIT;
       },
       onResponseData(current, chunk) {
@@ -421,14 +446,14 @@ function collect(pool: Pool, request: Dispatcher.DispatchOptions, signal: AbortS
       onResponseEnd() {
         if (settled) return;
         settle();
-        resolve({ status, mediaType, text: text(), truncated });
+        resolve({ status, mediaType, text: text(), truncated, headers: answerHeaders });
       },
       onResponseError(_controller, error) {
         if (settled) return;
         settle();
         if (status === 0) reject(error);
-        else if (truncated) resolve({ status, mediaType, text: text(), truncated });
-        else resolve({ status, mediaType, text: '', truncated, failure: error });
+        else if (truncated) resolve({ status, mediaType, text: text(), truncated, headers: answerHeaders });
+        else resolve({ status, mediaType, text: '', truncated, headers: answerHeaders, failure: error });
       },
     };
     pool.dispatch(request, handler);

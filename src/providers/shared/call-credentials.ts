@@ -1,0 +1,38 @@
+/**
+ * How a credential chosen per call (an Entra ID token, one key of a pool) reaches the HTTP client
+ * (upstream-http.ts), and how the upstream's verdict on it goes back: a types-only module, so that
+ * the client and the credentials that implement it do not import each other.
+ */
+
+/**
+ * A credential that is not fixed at startup: a token that expires and is fetched again, or one key
+ * of a pool (key-pool.ts). A lease is asked for before each call; a failure to get one rejects with
+ * an `UpstreamError` (kind `credentials` when no call can succeed, so that the router takes the
+ * provider out) whose message holds no secret.
+ */
+export interface CallCredentials {
+  /** The credential for the next call. */
+  lease(): Promise<CredentialLease>;
+  /** Strips what the credentials gave away (their tokens, keys, own secrets) from a text. */
+  redact(text: string): string;
+}
+
+/** What the upstream said about a leased credential: it refused it (401, 403), or it limited it (429). */
+export interface CredentialVerdict {
+  outcome: 'refused' | 'limited';
+  status: number;
+  /** With `limited`: how long the upstream asked to wait (its `retry-after-ms` or `Retry-After`), when it said. */
+  retryAfterMs?: number;
+}
+
+/** One call's credential. */
+export interface CredentialLease {
+  /** The headers that carry it, e.g. `{ authorization: 'Bearer …' }`. */
+  readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The upstream refused or limited the call sent with this credential. Returns the lease of
+   * another credential to send the same call again with at once, or undefined when none is left
+   * (the call then fails with the upstream's answer).
+   */
+  failed(verdict: CredentialVerdict): CredentialLease | undefined;
+}
