@@ -96,15 +96,11 @@ describe('toMessagesBody', () => {
     expect(toMessagesBody(request({ temperature: 0 }), CALL).temperature).toBe(0);
   });
 
-  it('asks for JSON matching the schema in a closing system block', () => {
-    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+  it("holds the answer to a JSON schema with Anthropic's structured output, not an instruction", () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
     const body = toMessagesBody(request({ instructions: 'Be exact.', responseFormat: { type: 'json_schema', name: 'reply', schema, description: 'The reply' } }), CALL);
-    expect(body.system?.[0]).toEqual({ type: 'text', text: 'Be exact.' });
-    const instruction = body.system?.[1]?.text ?? '';
-    expect(instruction).toContain('"reply"');
-    expect(instruction).toContain('(The reply)');
-    expect(instruction).toContain(JSON.stringify(schema));
-    expect(body.system).toHaveLength(2);
+    expect(body.output_config).toEqual({ format: { type: 'json_schema', schema } });
+    expect(body.system).toEqual([{ type: 'text', text: 'Be exact.' }]);
   });
 
   it('asks for a JSON object for json_object, and nothing for text', () => {

@@ -5,8 +5,9 @@
  * Where Anthropic cannot say what the canonical request says, the choices are:
  * - `function_call.arguments` that are not a JSON object become `input: {}`: the call already
  *   happened, so refusing the whole conversation over a malformed echo helps nobody.
- * - `responseFormat` has no native equivalent on every model: it becomes a closing system
- *   instruction asking for JSON (matching the schema, for `json_schema`).
+ * - `responseFormat` `json_schema` becomes Anthropic's own structured output
+ *   (`output_config.format`), so the answer is held to the schema, not merely asked for it;
+ *   `json_object` has no native equivalent and becomes a closing system instruction asking for JSON.
  * - Reasoning effort becomes extended thinking with the budget table below, or no thinking at all
  *   when Anthropic would refuse it (see `thinkingBudget`).
  * - `temperature` is clamped to Anthropic's 0–1 range; with thinking on, neither it nor `top_p`
@@ -53,6 +54,8 @@ export interface MessagesRequestBody {
   tools?: Array<{ name: string; description?: string; input_schema: Record<string, unknown> } | AnthropicWebSearchTool>;
   tool_choice?: AnthropicToolChoice;
   thinking?: { type: 'enabled'; budget_tokens: number };
+  /** Structured output: the answer's text is JSON valid against `schema` (docs/wire-protocols.md §4.2). */
+  output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
   temperature?: number;
   top_p?: number;
   stream: true;
@@ -95,6 +98,7 @@ export function toMessagesBody(request: CanonicalRequest, call: Pick<ProviderCal
     body.tool_choice = toToolChoice(request.toolChoice, request.parallelToolCalls === false);
   }
   if (mappedWebSearch(request).length > 0) body.tools = [...(body.tools ?? []), { type: 'web_search_20250305', name: 'web_search' }];
+  if (request.responseFormat?.type === 'json_schema') body.output_config = { format: { type: 'json_schema', schema: request.responseFormat.schema } };
 
   const budget = thinkingBudget(request, messages, call.maxOutputTokens);
   if (budget !== undefined) {
@@ -138,22 +142,15 @@ function systemBlocks(request: CanonicalRequest): Array<{ type: 'text'; text: st
     // Anthropic's system prompt is text only; an image there has nowhere to go.
     if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) texts.push(partsText(item.content));
   }
-  if (request.responseFormat !== undefined) texts.push(responseFormatInstruction(request.responseFormat));
+  // A JSON schema is held by output_config (toMessagesBody); a bare JSON object only asked for.
+  const format = request.responseFormat;
+  if (format !== undefined && format.type !== 'json_schema') texts.push(responseFormatInstruction(format));
   return texts.filter((text) => text !== '').map((text) => ({ type: 'text', text }));
 }
 
-/** The system instruction standing in for a response format; '' for plain text. */
-export function responseFormatInstruction(format: ResponseFormat): string {
-  switch (format.type) {
-    case 'text':
-      return '';
-    case 'json_object':
-      return 'Respond with a single JSON object only: no other text, no code fences.';
-    case 'json_schema': {
-      const about = format.description === undefined ? '' : ` (${format.description})`;
-      return `Respond with a single JSON value only, no other text and no code fences. It must match the JSON Schema "${format.name}"${about}:\n${JSON.stringify(format.schema)}`;
-    }
-  }
+/** The system instruction standing in for a response format Anthropic has no field for; '' for plain text. */
+export function responseFormatInstruction(format: Exclude<ResponseFormat, { type: 'json_schema' }>): string {
+  return format.type === 'json_object' ? 'Respond with a single JSON object only: no other text, no code fences.' : '';
 }
 
 function toToolChoice(choice: ToolChoice, disableParallel: boolean): AnthropicToolChoice {
