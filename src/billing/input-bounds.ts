@@ -20,9 +20,10 @@ export interface InputBound {
  * image. Anthropic: its tokenizer counts ~20–35% more than o200k on English and code, plus the
  * tool-use system prompt; an image is at most ~1.15 megapixels / 750 ≈ 1,600 tokens. Gemini:
  * 258 tokens per 768-px tile, 16 tiles for a 3072-px image. Azure: OpenAI's models, OpenAI's
- * figures. Simulated: bills our own estimate.
+ * figures. Simulated: bills our own estimate. Vertex AI serves Gemini or Claude: the figures of its
+ * publisher's own provider type (`defaultsOf`).
  */
-export const DEFAULT_INPUT_BOUNDS: Readonly<Record<ProviderConfig['type'], InputBound>> = Object.freeze({
+export const DEFAULT_INPUT_BOUNDS: Readonly<Record<Exclude<ProviderConfig['type'], 'vertex'>, InputBound>> = Object.freeze({
   simulated: { marginPercent: 0, imageTokens: 765 },
   openai: { marginPercent: 10, imageTokens: 2_500 },
   anthropic: { marginPercent: 40, imageTokens: 1_600 },
@@ -31,8 +32,13 @@ export const DEFAULT_INPUT_BOUNDS: Readonly<Record<ProviderConfig['type'], Input
   azure: { marginPercent: 10, imageTokens: 2_500 },
 });
 
+function defaultsOf(provider: ProviderConfig): InputBound {
+  if (provider.type === 'vertex') return DEFAULT_INPUT_BOUNDS[provider.publisher === 'anthropic' ? 'anthropic' : 'gemini'];
+  return DEFAULT_INPUT_BOUNDS[provider.type];
+}
+
 function boundOf(provider: ProviderConfig): InputBound {
-  const defaults = DEFAULT_INPUT_BOUNDS[provider.type];
+  const defaults = defaultsOf(provider);
   return {
     marginPercent: provider.input_bound?.margin_percent ?? defaults.marginPercent,
     imageTokens: provider.input_bound?.image_tokens ?? defaults.imageTokens,

@@ -191,7 +191,47 @@ const azureProvider = z
     if (given !== 1) context.addIssue({ code: 'custom', path: ['api_key_env'], message: 'give exactly one of api_key_env, api_keys and entra' });
   });
 
-export const providerSchema = z.discriminatedUnion('type', [simulatedProvider, openaiProvider, anthropicProvider, geminiProvider, azureProvider]);
+/**
+ * Google Vertex AI (docs/wire-protocols.md §19): Gemini (`publisher: google`, the Gemini wire) or
+ * Claude (`publisher: anthropic`, Anthropic's Messages wire) at
+ * `{endpoint}/v1/projects/{project}/locations/{location}/publishers/{publisher}/models/{model}:…`,
+ * with an OAuth2 bearer token: from the service-account key file `credentials_file` names (its
+ * JWT sent to the file's own `token_uri`), or from Application Default Credentials when none is
+ * named.
+ */
+const vertexProvider = z
+  .object({
+    name: z.string().min(1),
+    type: z.literal('vertex'),
+    /** The Google Cloud project id. */
+    project: z.string().regex(/^[a-z][a-z0-9-]{4,61}[a-z0-9]$/, 'a Google Cloud project id'),
+    /** A region such as `us-central1`, or `global`. */
+    location: z.string().regex(/^[a-z][a-z0-9-]*[a-z0-9]$/, 'a location such as us-central1 or global'),
+    /**
+     * The API's address; by default `https://{location}-aiplatform.googleapis.com`, or
+     * `https://aiplatform.googleapis.com` for `global`. Another for a private endpoint or a test double.
+     */
+    endpoint: z.url().optional(),
+    publisher: z.enum(['google', 'anthropic']),
+    /**
+     * Path of a service-account key file (JSON, `type: service_account`). Absent: Application
+     * Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's login, the metadata server).
+     */
+    credentials_file: z.string().min(1).optional(),
+    scopes: z.array(z.string().min(1)).min(1).default(['https://www.googleapis.com/auth/cloud-platform']),
+    /**
+     * The longest wait for the token endpoint's answer, separate from the provider's timeouts: a
+     * token endpoint that hangs fails the calls waiting on it (a credentials failure) this soon.
+     */
+    token_timeout_ms: z.number().int().positive().default(10_000),
+    /** Claude only: the `anthropic_version` of each body. */
+    anthropic_version: z.string().min(1).default('vertex-2023-10-16'),
+    timeouts: timeouts.default(defaultTimeouts),
+    input_bound: inputBound,
+  })
+  .strict();
+
+export const providerSchema = z.discriminatedUnion('type', [simulatedProvider, openaiProvider, anthropicProvider, geminiProvider, azureProvider, vertexProvider]);
 
 const target = z
   .object({
@@ -465,6 +505,7 @@ export type OpenAIProviderConfig = z.infer<typeof openaiProvider>;
 export type AnthropicProviderConfig = z.infer<typeof anthropicProvider>;
 export type GeminiProviderConfig = z.infer<typeof geminiProvider>;
 export type AzureProviderConfig = z.infer<typeof azureProvider>;
+export type VertexProviderConfig = z.infer<typeof vertexProvider>;
 export type EntraAuthConfig = z.infer<typeof entraAuth>;
 export type TimeoutsConfig = z.infer<typeof timeouts>;
 export type AlertsConfig = z.infer<typeof alerts>;

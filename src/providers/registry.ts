@@ -9,6 +9,7 @@ import { createGeminiProvider } from './gemini/gemini-provider.js';
 import { createOpenAIProvider } from './openai/openai-provider.js';
 import type { Provider } from './provider.js';
 import { createSimulatedProvider } from './simulated/simulated-provider.js';
+import { createVertexProvider } from './vertex/vertex-provider.js';
 
 export function createProviders(configs: readonly ProviderConfig[], env: Readonly<Record<string, string | undefined>>): Map<string, Provider> {
   const providers = new Map<string, Provider>();
@@ -28,6 +29,9 @@ export function createProviders(configs: readonly ProviderConfig[], env: Readonl
         break;
       case 'azure':
         providers.set(config.name, createAzureProvider(config, env));
+        break;
+      case 'vertex':
+        providers.set(config.name, createVertexProvider(config, env));
         break;
     }
   }

@@ -1,7 +1,8 @@
 /**
  * The provider conformance table (docs/architecture.md, "Tests"): the entries for `openai` over Chat
- * Completions, `openai` over Responses, `anthropic`, `gemini`, and `azure` at its deployment
- * address over Chat and at its v1 address over Responses, each saying how to reach it and
+ * Completions, `openai` over Responses, `anthropic`, `gemini`, `azure` at its deployment
+ * address over Chat and at its v1 address over Responses, and `vertex` for Gemini and for Claude
+ * (its bearer tokens from a token endpoint of the suite's own), each saying how to reach it and
  * which recorded capture of its own `__fixtures__` folder the loopback upstream double replays for
  * each case, and the helpers the cases share. The cases live in answers.test.ts and
  * transport.test.ts; every case runs against every entry with the same assertions.
@@ -20,9 +21,11 @@ import { ANTHROPIC_FIXTURES } from '../../src/providers/anthropic/__fixtures__/f
 import { AZURE_FIXTURES } from '../../src/providers/azure/__fixtures__/fixtures.js';
 import { GEMINI_FIXTURES } from '../../src/providers/gemini/__fixtures__/captures.js';
 import { OPENAI_FIXTURES } from '../../src/providers/openai/__fixtures__/fixtures.js';
+import { VERTEX_FIXTURES } from '../../src/providers/vertex/__fixtures__/fixtures.js';
 import { UpstreamError, type Provider, type ProviderCall } from '../../src/providers/provider.js';
 import { createProviders } from '../../src/providers/registry.js';
 import { readCapture, type CaptureFill } from '../support/captures.js';
+import { startTokenServer } from '../support/google-token-endpoint.js';
 import { collect, expectNoSecrets, providerTestKit, upstreamFailure } from '../support/provider-test-kit.js';
 import { firstEvents, sseThen, type Answer, type ReceivedRequest, type UpstreamDouble } from '../support/upstream-double.js';
 
@@ -86,6 +89,12 @@ export const openai = capturesIn(OPENAI_FIXTURES, { stream: 'text/event-stream; 
 export const anthropic = capturesIn(ANTHROPIC_FIXTURES, { stream: 'text/event-stream; charset=utf-8', json: 'application/json' });
 export const gemini = capturesIn(GEMINI_FIXTURES, { stream: 'text/event-stream', json: 'application/json; charset=UTF-8' });
 export const azure = capturesIn(AZURE_FIXTURES, { stream: 'text/event-stream; charset=utf-8', json: 'application/json' });
+export const vertex = capturesIn(VERTEX_FIXTURES, { stream: 'text/event-stream', json: 'application/json; charset=UTF-8' });
+
+/** Vertex AI's project and location in the table, and its Gemini and Claude addresses. */
+const VERTEX_PROJECT = 'tollgate-conformance';
+const VERTEX_LOCATION = 'us-east5';
+const vertexPath = (publisher: string, model: string, method: string) => `/v1/projects/${VERTEX_PROJECT}/locations/${VERTEX_LOCATION}/publishers/${publisher}/models/${model}:${method}`;
 
 /** OpenAI's error envelope is the same on both endpoints (docs/wire-protocols.md §6.1). */
 export const OPENAI_ERRORS = { error400: openai.json('error-400.json', 400), error429: openai.json('error-429.json', 429), error500: openai.json('error-500.json', 500) };
@@ -210,7 +219,56 @@ export const PROVIDERS: ProviderEntry[] = [
     headEvents: 6,
     usage: USAGE,
   },
+  {
+    // Gemini's wire at Vertex's address; its quota refusal is Vertex's own.
+    label: 'vertex (gemini)',
+    catalogEntry: { type: 'vertex', project: VERTEX_PROJECT, location: VERTEX_LOCATION, publisher: 'google' },
+    addressField: 'endpoint',
+    versionPath: '',
+    upstreamModel: 'gemini-2.5-flash',
+    path: vertexPath('google', 'gemini-2.5-flash', 'streamGenerateContent?alt=sse'),
+    captures: {
+      text: gemini.stream('conformance/text-stream.sse'),
+      wholeText: gemini.json('conformance/text.json'),
+      toolCall: gemini.stream('conformance/function-call-stream.sse'),
+      parallelToolCalls: gemini.stream('conformance/parallel-function-calls-stream.sse'),
+      usage: gemini.stream('conformance/usage-stream.sse'),
+      error400: gemini.json('error-400.json', 400),
+      error429: vertex.json('error-429.json', 429),
+      error500: gemini.json('error-500.json', 500),
+    },
+    headEvents: 2,
+    usage: USAGE,
+  },
+  {
+    // Anthropic's Messages wire at Vertex's address (the model in the path, `anthropic_version`
+    // in the body); its quota refusal is Vertex's, in Google's error object.
+    label: 'vertex (claude)',
+    catalogEntry: { type: 'vertex', project: VERTEX_PROJECT, location: VERTEX_LOCATION, publisher: 'anthropic' },
+    addressField: 'endpoint',
+    versionPath: '',
+    upstreamModel: 'claude-sonnet-4-5@20250929',
+    path: vertexPath('anthropic', 'claude-sonnet-4-5@20250929', 'streamRawPredict'),
+    captures: {
+      text: anthropic.stream('conformance/text-stream.sse'),
+      wholeText: anthropic.json('conformance/message.json'),
+      toolCall: anthropic.stream('conformance/tool-use-stream.sse'),
+      parallelToolCalls: anthropic.stream('conformance/parallel-tool-use-stream.sse'),
+      usage: anthropic.stream('conformance/usage-stream.sse'),
+      error400: anthropic.json('conformance/error-400.json', 400),
+      error429: vertex.json('error-429.json', 429),
+      error500: anthropic.json('error-500.json', 500),
+    },
+    headEvents: 5,
+    usage: { ...USAGE, reasoningTokens: Math.min(countTextTokens(ANTHROPIC_THINKING), USAGE.outputTokens) },
+  },
 ];
+
+/**
+ * The token endpoint of the `vertex` entries: a server of the suite's own (the replaying doubles
+ * know nothing of tokens), named by the key file as its `token_uri`.
+ */
+const VERTEX_TOKENS = await startTokenServer(VERTEX_PROJECT, 'https://www.googleapis.com/auth/cloud-platform');
 
 // ---------------------------------------------------------------------------------------------
 // Running a provider against its double
@@ -242,7 +300,9 @@ export function baseUrlOf(entry: ProviderEntry, double: UpstreamDouble): string 
 }
 
 export function rawEntry(entry: ProviderEntry, baseUrl: string, timeouts = TIMEOUTS): Record<string, unknown> {
-  return { ...entry.catalogEntry, name: PROVIDER_NAME, [entry.addressField ?? 'base_url']: baseUrl, api_key_env: KEY_ENV, timeouts };
+  // Vertex takes no key: a service account's key file, whose tokens the suite's token endpoint issues.
+  const credential = entry.catalogEntry.type === 'vertex' ? { credentials_file: VERTEX_TOKENS.account.keyFile } : { api_key_env: KEY_ENV };
+  return { ...entry.catalogEntry, name: PROVIDER_NAME, [entry.addressField ?? 'base_url']: baseUrl, ...credential, timeouts };
 }
 
 /** The provider, built by the registry from a catalog entry, as the gateway builds it; `double` may be a bare base address. */
@@ -266,7 +326,9 @@ export async function doubleReplaying(entry: ProviderEntry, choose: (request: Re
   const double = await kit.upstream((request, response) => {
     const capture = choose(request);
     response.writeHead(capture.status, { 'content-type': capture.contentType });
-    response.end(readCapture(capture.folder, capture.file, fill));
+    // Vertex's credential is the bearer token the call carried: that is what an echo would give away.
+    const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+    response.end(readCapture(capture.folder, capture.file, bearer === undefined ? fill : { ...fill, apiKey: bearer }));
   });
   fill = { baseUrl: baseUrlOf(entry, double), apiKey: SECRET };
   return double;
@@ -379,7 +441,7 @@ export async function expectStatusFailure(entry: ProviderEntry, name: 'error400'
   const error = await upstreamFailure(collect(providerFor(entry, double).stream(REQUEST, call(entry))));
   expect(error.kind).toBe('status');
   expect(error.status).toBe(entry.captures[name].status);
-  const secrets = [SECRET, baseUrlOf(entry, double)];
+  const secrets = [SECRET, baseUrlOf(entry, double), ...VERTEX_TOKENS.tokens.issued.keys()];
   expectNoSecrets(error.message, secrets);
   return { error, secrets };
 }

@@ -12,6 +12,7 @@ import { streamCanonical } from '../shared/canonical-stream.js';
 import { readMessageErrorBody } from '../shared/error-body.js';
 import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
 import { toMessagesBody } from './messages-request.js';
+import { ANTHROPIC_API, type MessagesWire } from './messages-wire.js';
 import { runMessagesPassthrough } from './passthrough.js';
 import { MessagesStreamTranslator, messageObjectEvents } from './messages-stream.js';
 import { keepsMappedWebSearch } from '../shared/hosted-tools.js';
@@ -49,11 +50,15 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, env: Re
   };
 }
 
-/** A generator, so that a request Anthropic cannot take is thrown on the first `next()`, where the router expects failures. */
-async function* streamMessages(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall): AsyncGenerator<CanonicalEvent> {
+/**
+ * A generator, so that a request Anthropic cannot take is thrown on the first `next()`, where the
+ * router expects failures. `wire` says where the body goes and how it is dressed (Vertex AI's
+ * Claude, vertex/).
+ */
+export async function* streamMessages(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall, wire: MessagesWire = ANTHROPIC_API): AsyncGenerator<CanonicalEvent> {
   const route = {
-    path: '/messages',
-    body: toMessagesBody(request, call),
+    path: wire.path(call.upstreamModel, true),
+    body: wire.body(toMessagesBody(request, call)),
     translator: new MessagesStreamTranslator(),
     // A compatible upstream that ignored `stream: true` and sent a whole Message.
     wholeBody: (text: string) => messageObjectEvents(client.parseJsonObject(text)),

@@ -15,6 +15,7 @@ import type { UpstreamHttpClient } from '../shared/upstream-http.js';
 import { failureFrame } from '../shared/passthrough-frames.js';
 import { failureText, PassthroughReader, type PassthroughFramer } from '../shared/passthrough-reader.js';
 import { MessagesStreamTranslator, messageObjectEvents } from './messages-stream.js';
+import { ANTHROPIC_API, type MessagesWire } from './messages-wire.js';
 import { clientModelOf, replaceModelName, withClientModel } from '../shared/model-name.js';
 
 type BodyCall = Pick<PassthroughCall, 'body' | 'upstreamModel' | 'maxOutputTokens' | 'stream'>;
@@ -34,9 +35,9 @@ export function prepareMessagesBody(call: BodyCall): Record<string, unknown> {
 }
 
 /** Runs a pass-through call; resolves once the upstream answered 200 (UpstreamError otherwise). */
-export async function runMessagesPassthrough(client: UpstreamHttpClient, call: PassthroughCall): Promise<PassthroughResult> {
+export async function runMessagesPassthrough(client: UpstreamHttpClient, call: PassthroughCall, wire: MessagesWire = ANTHROPIC_API): Promise<PassthroughResult> {
   const signal = call.signal;
-  const response = await client.post('/messages', prepareMessagesBody(call), {
+  const response = await client.post(wire.path(call.upstreamModel, call.stream), wire.body(prepareMessagesBody(call)), {
     signal,
     requestId: call.requestId,
     stream: call.stream,

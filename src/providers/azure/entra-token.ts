@@ -2,41 +2,14 @@
  * Microsoft Entra ID tokens for an `azure` provider (docs/wire-protocols.md §17.2): OAuth2 client
  * credentials, a POST of `grant_type=client_credentials&client_id=…&client_secret=…&scope=…` to
  * `{authority}/{tenant_id}/oauth2/v2.0/token`, whose `access_token` goes upstream as a bearer.
- *
- * The token is kept and used until a margin before it expires (a tenth of its life, at most five
- * minutes), then fetched again; callers that need one meanwhile share the one fetch in flight. A
- * call that is already under way keeps its token: Azure checks it when the call arrives, so a
- * stream outlives the token it began with. A token the upstream refuses (401, 403) is dropped.
- *
- * A fetch that fails (refused, unreachable, an answer without a token) is an `UpstreamError` of
- * kind `credentials`: no call of the provider can succeed without a token, so the router takes the
- * whole provider out of rotation (routing/router.ts) and the client gets the gateway's 503 when no
- * target is left. Its message says why (the endpoint's `error` and `AADSTS…` description) and
- * holds neither the client secret, a token, nor the authority's address.
+ * Kept, renewed and failed as every OAuth2 token is (shared/oauth-token-source.ts): a refusal is
+ * a `credentials` failure naming the endpoint's `error` and `AADSTS…` description, and no message
+ * holds the client secret, a token, nor the authority's address.
  */
-import { Pool } from 'undici';
 import type { EntraAuthConfig, TimeoutsConfig } from '../../config/schema.js';
-import { isRecord, parseJson } from '../../lib/json-value.js';
-import { UpstreamError } from '../provider.js';
-import { createRedactor, type Redactor } from '../shared/redaction.js';
-import { classifyTransportFailure } from '../shared/transport-failure.js';
-import type { CallCredentials, CredentialLease } from '../shared/call-credentials.js';
+import { OAuthTokenSource, renewalMargin } from '../shared/oauth-token-source.js';
 
-/** The margin before expiry at which a token is renewed: a tenth of its life, at most five minutes. */
-export function renewalMargin(lifeMs: number): number {
-  return Math.min(5 * 60_000, Math.floor(lifeMs / 10));
-}
-
-/** How much of the token endpoint's answer is read: a token answer is a few kilobytes. */
-const ANSWER_LIMIT = 256 * 1024;
-/** The endpoint's own explanation is cut to this length (its description runs on with trace ids). */
-const REASON_LIMIT = 300;
-
-interface HeldToken {
-  value: string;
-  /** When it is renewed (ms since epoch): its expiry less the margin. */
-  renewAt: number;
-}
+export { renewalMargin };
 
 export interface EntraTokenOptions {
   /** The provider's name in the catalog, for messages. */
@@ -49,134 +22,19 @@ export interface EntraTokenOptions {
   now?: () => number;
 }
 
-export class EntraTokenSource implements CallCredentials {
-  readonly #label: string;
-  readonly #config: EntraAuthConfig;
-  readonly #clientSecret: string;
-  readonly #now: () => number;
-  readonly #pool: Pool;
-  readonly #path: string;
-  readonly #redactAddress: Redactor;
-  #token: HeldToken | undefined;
-  /** The tokens still in use (the current one and the one before, which a running call may hold), kept out of any text that leaves. */
-  #issued: readonly string[] = [];
-  #fetching: Promise<HeldToken> | undefined;
-
+export class EntraTokenSource extends OAuthTokenSource {
   constructor(options: EntraTokenOptions) {
-    this.#label = `azure provider "${options.providerName}"`;
-    this.#config = options.config;
-    this.#clientSecret = options.clientSecret;
-    this.#now = options.now ?? Date.now;
-    const authority = new URL(options.config.authority);
-    this.#path = `${authority.pathname.replace(/\/+$/, '')}/${encodeURIComponent(options.config.tenant_id)}/oauth2/v2.0/token`;
-    this.#redactAddress = createRedactor(options.config.authority, options.clientSecret);
-    // A token answer is small and quick: its own bound (`timeout_ms`), not the model calls' minutes.
-    const timeout = options.config.timeout_ms;
-    this.#pool = new Pool(authority.origin, {
-      connect: { timeout: Math.min(options.timeouts.connect_ms, timeout) },
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
+    const { config, clientSecret } = options;
+    super({
+      label: `azure provider "${options.providerName}"`,
+      endpointName: 'the Entra ID token endpoint',
+      grantName: 'the client credentials',
+      tokenUrl: `${config.authority.replace(/\/+$/, '')}/${encodeURIComponent(config.tenant_id)}/oauth2/v2.0/token`,
+      form: () => new URLSearchParams({ grant_type: 'client_credentials', client_id: config.client_id, client_secret: clientSecret, scope: config.scope }),
+      secret: clientSecret,
+      timeoutMs: config.timeout_ms,
+      timeouts: options.timeouts,
+      ...(options.now === undefined ? {} : { now: options.now }),
     });
   }
-
-  async headers(): Promise<Readonly<Record<string, string>>> {
-    return { authorization: `Bearer ${await this.token()}` };
-  }
-
-  /** One call's token. A refused one is dropped; there is no sibling to send the call again with. */
-  async lease(): Promise<CredentialLease> {
-    return {
-      headers: await this.headers(),
-      failed: (verdict) => {
-        if (verdict.outcome === 'refused') this.refused();
-        return undefined;
-      },
-    };
-  }
-
-  /** A token valid beyond the renewal margin: the one held, or the one fetch in flight. */
-  async token(): Promise<string> {
-    const held = this.#token;
-    if (held !== undefined && this.#now() < held.renewAt) return held.value;
-    this.#fetching ??= this.#fetch().finally(() => {
-      this.#fetching = undefined;
-    });
-    return (await this.#fetching).value;
-  }
-
-  refused(): void {
-    this.#token = undefined;
-  }
-
-  redact(text: string): string {
-    let result = this.#redactAddress(text);
-    for (const token of this.#issued) if (result.includes(token)) result = result.split(token).join('[redacted]');
-    return result;
-  }
-
-  async close(): Promise<void> {
-    await this.#pool.close();
-  }
-
-  async #fetch(): Promise<HeldToken> {
-    const askedAt = this.#now();
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: this.#config.client_id, client_secret: this.#clientSecret, scope: this.#config.scope });
-    let status: number;
-    let text: string;
-    try {
-      const response = await this.#pool.request({
-        path: this.#path,
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: form.toString(),
-      });
-      status = response.statusCode;
-      text = await readLimited(response.body);
-    } catch (error) {
-      const failure = classifyTransportFailure(error);
-      const reason = failure.kind === 'timeout' ? `no answer within ${this.#config.timeout_ms} ms` : failure.detail;
-      throw this.#failure(`could not reach the Entra ID token endpoint (${reason})`, undefined, error);
-    }
-    const parsed = parseJson(text);
-    const answer = parsed.ok && isRecord(parsed.value) ? parsed.value : undefined;
-    if (status !== 200) throw this.#failure(`the Entra ID token endpoint refused the client credentials: HTTP ${status}${refusalOf(answer)}`, status);
-    const token = answer?.access_token;
-    const lifeSeconds = Number(answer?.expires_in);
-    if (typeof token !== 'string' || token === '' || !Number.isFinite(lifeSeconds) || lifeSeconds <= 0) {
-      throw this.#failure('the Entra ID token endpoint answered without an access_token and expires_in', status);
-    }
-    this.#issued = [...this.#issued.slice(-1), token];
-    const lifeMs = lifeSeconds * 1_000;
-    const held = { value: token, renewAt: askedAt + lifeMs - renewalMargin(lifeMs) };
-    this.#token = held;
-    return held;
-  }
-
-  #failure(detail: string, status: number | undefined, cause?: unknown): UpstreamError {
-    return new UpstreamError('credentials', this.redact(`${this.#label}: ${detail}`), { ...(status === undefined ? {} : { status }), ...(cause === undefined ? {} : { cause }) });
-  }
-}
-
-/** ` invalid_client: AADSTS7000215: Invalid client secret provided.…`: the endpoint's reason, cut. */
-function refusalOf(answer: Record<string, unknown> | undefined): string {
-  if (answer === undefined) return '';
-  const code = typeof answer.error === 'string' ? answer.error : '';
-  const description = typeof answer.error_description === 'string' ? (answer.error_description.split(/\r?\n/, 1)[0] ?? '') : '';
-  const reason = [code, description].filter((part) => part !== '').join(': ');
-  return reason === '' ? '' : ` ${reason.slice(0, REASON_LIMIT)}`;
-}
-
-async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy(): unknown }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-    chunks.push(buffer);
-    size += buffer.length;
-    if (size > ANSWER_LIMIT) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

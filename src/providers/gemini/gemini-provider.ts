@@ -53,12 +53,15 @@ export function streamPath(upstreamModel: string): string {
   return `/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`;
 }
 
-/** A generator, so that a request Gemini cannot take is thrown on the first `next()`, where the router expects failures. */
-async function* streamGemini(client: UpstreamHttpClient, memory: CallMemory, request: CanonicalRequest, call: ProviderCall): AsyncGenerator<CanonicalEvent> {
+/**
+ * A generator, so that a request Gemini cannot take is thrown on the first `next()`, where the
+ * router expects failures. Vertex AI's Gemini calls it too, with its own client and path (vertex/).
+ */
+export async function* streamGemini(client: UpstreamHttpClient, memory: CallMemory, request: CanonicalRequest, call: ProviderCall, path = streamPath(call.upstreamModel)): AsyncGenerator<CanonicalEvent> {
   const body = buildBody(client, memory, request, call);
   const translator = new GeminiStreamTranslator({ onFunctionCall: (callId, remembered) => memory.remember(callId, remembered) });
   const route = {
-    path: streamPath(call.upstreamModel),
+    path,
     body,
     translator,
     // Not a stream after all (a proxy, or a misrouted request): read whole.

@@ -11,10 +11,19 @@
  * provider out) whose message holds no secret.
  */
 export interface CallCredentials {
-  /** The credential for the next call. */
-  lease(): Promise<CredentialLease>;
+  /**
+   * The credential for the next call. `request` is the call itself, for a credential that signs it
+   * (AWS's SigV4, docs/wire-protocols.md §18); the others ignore it.
+   */
+  lease(request: CallRequest): Promise<CredentialLease>;
   /** Strips what the credentials gave away (their tokens, keys, own secrets) from a text. */
   redact(text: string): string;
+}
+
+/** The call a credential is asked for: its path (base path included) and its JSON body (none for an upload). */
+export interface CallRequest {
+  path: string;
+  body: string | undefined;
 }
 
 /** What the upstream said about a leased credential: it refused it (401, 403), or it limited it (429). */

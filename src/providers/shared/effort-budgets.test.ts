@@ -54,4 +54,18 @@ describe('downgraded efforts', () => {
     expect(downgradedEfforts(catalog(66_560))).toEqual([]);
     expect(downgradedEfforts(catalog(8_192, []))).toEqual([]);
   });
+
+  it("counts Vertex AI's Claude and Gemini as Anthropic and Gemini targets", () => {
+    const config = parseConfig(
+      {
+        providers: [
+          { name: 'vertex-claude', type: 'vertex', project: 'my-project', location: 'us-east5', publisher: 'anthropic', credentials_file: '/etc/tollgate/sa.json' },
+          { name: 'vertex-gemini', type: 'vertex', project: 'my-project', location: 'global', publisher: 'google', credentials_file: '/etc/tollgate/sa.json' },
+        ],
+        models: [{ id: 'thinker', prices: { input: 1, output: 1 }, reasoning_efforts: ['high'], max_output_tokens: 8_192, targets: [{ provider: 'vertex-claude', model: 'c' }, { provider: 'vertex-gemini', model: 'g' }] }],
+      },
+      'test',
+    );
+    expect(downgradedEfforts(config).map((entry) => `${entry.provider}:${entry.providerType}:${entry.sent}`)).toEqual(['vertex-claude:anthropic:7168', 'vertex-gemini:gemini:6144']);
+  });
 });

@@ -33,7 +33,8 @@ export function sentBudget(providerType: 'anthropic' | 'gemini', effort: Reasoni
 
 /** Every (model, allowed effort, Anthropic or Gemini target) whose budget the cap cuts. */
 export function downgradedEfforts(config: Pick<ConfigFile, 'models' | 'providers'>): DowngradedEffort[] {
-  const typeOf = new Map(config.providers.map((provider) => [provider.name, provider.type]));
+  // Vertex AI's Gemini and Claude think as Gemini's and Anthropic's own APIs do.
+  const typeOf = new Map(config.providers.map((provider) => [provider.name, provider.type === 'vertex' ? (provider.publisher === 'anthropic' ? 'anthropic' : 'gemini') : provider.type]));
   const found: DowngradedEffort[] = [];
   for (const model of config.models) {
     for (const target of model.targets) {

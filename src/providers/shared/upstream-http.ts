@@ -178,12 +178,13 @@ export class UpstreamHttpClient {
    * `signal`, which is rethrown as is: the caller gave up, the upstream did not fail.
    */
   async post(path: string, body: unknown, options: PostOptions): Promise<UpstreamResponse> {
+    const json = body instanceof MultipartBody ? undefined : JSON.stringify(body);
     // Before the call: a credential that cannot be had is its own failure, not a transport one.
-    let lease = await this.#credentials?.lease();
+    let lease = await this.#credentials?.lease({ path: this.#basePath + path, body: json });
     for (;;) {
       let response: Dispatcher.ResponseData;
       try {
-        const request = body instanceof MultipartBody ? this.#multipart(body, options, lease?.headers) : { headers: this.#headersOf(options, lease?.headers), body: JSON.stringify(body) };
+        const request = body instanceof MultipartBody ? this.#multipart(body, options, lease?.headers) : { headers: this.#headersOf(options, lease?.headers), body: json };
         response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', ...request, signal: options.signal });
       } catch (error) {
         if (options.signal.aborted) throw error;
@@ -204,11 +205,12 @@ export class UpstreamHttpClient {
    * of `post` followed by `readWholeBody`: `UpstreamError`s, or the abort of `signal` as is.
    */
   async postForWhole(path: string, body: unknown, options: PostOptions): Promise<WholeUpstreamResponse> {
-    let lease = await this.#credentials?.lease();
+    const json = body instanceof MultipartBody ? undefined : JSON.stringify(body);
+    let lease = await this.#credentials?.lease({ path: this.#basePath + path, body: json });
     for (;;) {
       let answer: CollectedAnswer;
       try {
-        const request = body instanceof MultipartBody ? this.#multipart(body, options, lease?.headers) : { headers: this.#headersOf(options, lease?.headers), body: JSON.stringify(body) };
+        const request = body instanceof MultipartBody ? this.#multipart(body, options, lease?.headers) : { headers: this.#headersOf(options, lease?.headers), body: json };
         answer = await collect(this.#pool, { path: this.#basePath + path, method: 'POST', ...request }, options.signal);
       } catch (error) {
         if (options.signal.aborted) throw error;
