@@ -56,20 +56,38 @@ const simulatedProvider = z
   })
   .strict();
 
+/**
+ * The OpenAI-compatible vendors whose known differences from OpenAI's wire the `openai` provider
+ * handles (docs/wire-protocols.md §20); absent, the upstream is OpenAI itself or a server that
+ * speaks its wire as OpenAI does.
+ */
+export const OPENAI_VENDORS = ['openrouter', 'groq', 'mistral', 'deepseek', 'xai', 'together', 'fireworks', 'vllm', 'ollama'] as const;
+export type OpenAIVendor = (typeof OPENAI_VENDORS)[number];
+
 const openaiProvider = z
   .object({
     name: z.string().min(1),
     type: z.literal('openai'),
-    /** Base address including the version segment, e.g. `https://api.openai.com/v1`. */
-    base_url: z.url(),
+    /** Which compatible vendor the upstream is; selects its request and answer differences. */
+    vendor: z.enum(OPENAI_VENDORS).optional(),
+    /**
+     * Base address including the version segment, e.g. `https://api.openai.com/v1`. Required
+     * without `vendor`; with one, its public address by default.
+     */
+    base_url: z.url().optional(),
     /** Name of the environment variable that holds the upstream secret (never the secret itself). */
     api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
-    /** Which creation endpoints the upstream speaks. */
-    api: z.enum(['chat', 'responses', 'both']).default('both'),
+    /** Which creation endpoints the upstream speaks: `both` by default, `chat` with a `vendor`. */
+    api: z.enum(['chat', 'responses', 'both']).optional(),
     timeouts: timeouts.default(defaultTimeouts),
     input_bound: inputBound,
   })
-  .strict();
+  .strict()
+  .superRefine((provider, context) => {
+    if (provider.base_url === undefined && provider.vendor === undefined) {
+      context.addIssue({ code: 'custom', path: ['base_url'], message: 'required without vendor' });
+    }
+  });
 
 const anthropicProvider = z
   .object({
