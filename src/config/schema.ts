@@ -87,23 +87,41 @@ function oneKeySource(provider: { api_key_env?: string | undefined; api_keys?: u
   }
 }
 
+/**
+ * The OpenAI-compatible vendors whose known differences from OpenAI's wire the `openai` provider
+ * handles (docs/wire-protocols.md §20); absent, the upstream is OpenAI itself or a server that
+ * speaks its wire as OpenAI does.
+ */
+export const OPENAI_VENDORS = ['openrouter', 'groq', 'mistral', 'deepseek', 'xai', 'together', 'fireworks', 'vllm', 'ollama'] as const;
+export type OpenAIVendor = (typeof OPENAI_VENDORS)[number];
+
 const openaiProvider = z
   .object({
     name: z.string().min(1),
     type: z.literal('openai'),
-    /** Base address including the version segment, e.g. `https://api.openai.com/v1`. */
-    base_url: z.url(),
+    /** Which compatible vendor the upstream is; selects its request and answer differences. */
+    vendor: z.enum(OPENAI_VENDORS).optional(),
+    /**
+     * Base address including the version segment, e.g. `https://api.openai.com/v1`. Required
+     * without `vendor`; with one, its public address by default.
+     */
+    base_url: z.url().optional(),
     /** Name of the environment variable that holds the upstream secret (never the secret itself). */
     api_key_env: envName.optional(),
     /** A pool of keys instead of `api_key_env`. */
     api_keys: apiKeys,
-    /** Which creation endpoints the upstream speaks. */
-    api: z.enum(['chat', 'responses', 'both']).default('both'),
+    /** Which creation endpoints the upstream speaks: `both` by default, `chat` with a `vendor`. */
+    api: z.enum(['chat', 'responses', 'both']).optional(),
     timeouts: timeouts.default(defaultTimeouts),
     input_bound: inputBound,
   })
   .strict()
-  .superRefine(oneKeySource);
+  .superRefine((provider, context) => {
+    oneKeySource(provider, context);
+    if (provider.base_url === undefined && provider.vendor === undefined) {
+      context.addIssue({ code: 'custom', path: ['base_url'], message: 'required without vendor' });
+    }
+  });
 
 const anthropicProvider = z
   .object({

@@ -82,12 +82,15 @@ const CASES: ConformanceCase[] = [
     },
   },
   {
-    name: 'usage with cached and reasoning tokens',
+    name: 'usage with cached and reasoning tokens, and the reasoning text',
     async run(entry) {
       const events = await streamOf(entry, 'usage');
       expectWholeAnswer(events, entry, 'stop');
       expect(textOf(events)).toBe(TEXT);
       expect(events.filter((event) => event.type === 'usage')).toEqual([{ type: 'usage', usage: entry.usage }]);
+      // Reasoning text, wherever the wire carries it, is the answer's reasoning.
+      const reasoning = events.flatMap((event) => (event.type === 'reasoning-delta' ? [event.delta] : [])).join('');
+      expect(reasoning).toBe(entry.reasoningText ?? '');
       // The usage comes before the finish, so that a client codec can put it in its last frame.
       expect(events.at(-2)).toEqual({ type: 'usage', usage: entry.usage });
     },

@@ -1,15 +1,17 @@
 /**
  * The provider conformance table (docs/architecture.md, "Tests"): the entries for `openai` over Chat
  * Completions, `openai` over Responses, `anthropic`, `gemini`, `azure` at its deployment
- * address over Chat and at its v1 address over Responses, and `vertex` for Gemini and for Claude
- * (its bearer tokens from a token endpoint of the suite's own), each saying how to reach it and
+ * address over Chat and at its v1 address over Responses, `vertex` for Gemini and for Claude
+ * (its bearer tokens from a token endpoint of the suite's own), and `openai` with each `vendor`
+ * (docs/wire-protocols.md §20), each saying how to reach it and
  * which recorded capture of its own `__fixtures__` folder the loopback upstream double replays for
  * each case, and the helpers the cases share. The cases live in answers.test.ts and
  * transport.test.ts; every case runs against every entry with the same assertions.
  *
  * Every capture says the same thing in its own wire format: the text "Hello from the conformance
  * suite.", a `get_weather` call for Oslo, parallel `get_weather` + `get_time` calls, and usage of
- * 120 input (100 cached) and 40 output (16 reasoning) tokens. Where a wire format cannot say
+ * 120 input (100 cached) and 40 output (16 reasoning) tokens, with the reasoning text where the
+ * wire carries one. Where a wire format cannot say
  * something, the entry states what the provider makes of it instead.
  */
 import { type ServerResponse } from 'node:http';
@@ -37,8 +39,10 @@ export const TEXT = 'Hello from the conformance suite.';
 export const TOOL_CALL: ExpectedCall = { name: 'get_weather', arguments: { city: 'Oslo' } };
 export const PARALLEL_CALLS: ExpectedCall[] = [TOOL_CALL, { name: 'get_time', arguments: { zone: 'CET' } }];
 export const USAGE: Usage = { inputTokens: 120, cachedInputTokens: 100, outputTokens: 40, reasoningTokens: 16 };
-/** The thinking text of Anthropic's usage capture (its two `thinking_delta`s joined). */
+/** The thinking text of Anthropic's usage capture (its two `thinking_delta`s joined), and of Gemini's (its thought summary). */
 export const ANTHROPIC_THINKING = 'The user says hello. I answer in one short sentence that names the suite.';
+/** The reasoning text of the OpenAI-compatible vendors' usage captures (their two reasoning deltas joined). */
+export const VENDOR_THINKING = 'The user says hello. I answer in one short sentence.';
 
 export interface ExpectedCall {
   name: string;
@@ -75,6 +79,8 @@ export interface ProviderEntry {
   headEvents: number;
   /** The usage the provider's mapping yields from its `usage` capture. */
   usage: Usage;
+  /** The reasoning (thinking) text of its `usage` capture, when the wire carries one. */
+  reasoningText?: string;
 }
 
 /** Builds captures of one folder, with the content types that upstream sends. */
@@ -164,6 +170,7 @@ export const PROVIDERS: ProviderEntry[] = [
     // estimates it by counting the thinking text with the gateway's tokenizer, capped at the
     // output tokens. The capture's thinking text is written to count 16.
     usage: { ...USAGE, reasoningTokens: Math.min(countTextTokens(ANTHROPIC_THINKING), USAGE.outputTokens) },
+    reasoningText: ANTHROPIC_THINKING,
   },
   {
     label: 'gemini',
@@ -187,6 +194,7 @@ export const PROVIDERS: ProviderEntry[] = [
     // "Hello", " from the" (no terminator: only a finishReason ends the answer).
     headEvents: 2,
     usage: USAGE,
+    reasoningText: ANTHROPIC_THINKING,
   },
   {
     // Azure's Chat answers are OpenAI's with its filter verdicts added; its other errors are OpenAI's envelope.
@@ -239,6 +247,7 @@ export const PROVIDERS: ProviderEntry[] = [
     },
     headEvents: 2,
     usage: USAGE,
+    reasoningText: ANTHROPIC_THINKING,
   },
   {
     // Anthropic's Messages wire at Vertex's address (the model in the path, `anthropic_version`
@@ -261,7 +270,9 @@ export const PROVIDERS: ProviderEntry[] = [
     },
     headEvents: 5,
     usage: { ...USAGE, reasoningTokens: Math.min(countTextTokens(ANTHROPIC_THINKING), USAGE.outputTokens) },
+    reasoningText: ANTHROPIC_THINKING,
   },
+  ...vendorEntries(),
 ];
 
 /**
@@ -269,6 +280,61 @@ export const PROVIDERS: ProviderEntry[] = [
  * know nothing of tokens), named by the key file as its `token_uri`.
  */
 const VERTEX_TOKENS = await startTokenServer(VERTEX_PROJECT, 'https://www.googleapis.com/auth/cloud-platform');
+
+/**
+ * The OpenAI-compatible vendors (docs/wire-protocols.md §20): the `openai` type with `vendor`, each
+ * replaying its own captures (src/providers/openai/__fixtures__/vendors/<vendor>/). Where a vendor's
+ * report leaves something out (Mistral, Together, vLLM and Ollama report no cached or reasoning
+ * count; Fireworks no reasoning count), the usage says what the provider makes of it: 0.
+ */
+function vendorEntries(): ProviderEntry[] {
+  const noDetails: Usage = { ...USAGE, cachedInputTokens: 0, reasoningTokens: 0 };
+  const rows: Array<{ vendor: string; versionPath: string; model: string; usage: Usage; headEvents?: number; error429Status?: number }> = [
+    // Two `: OPENROUTER PROCESSING` comments come first.
+    { vendor: 'openrouter', versionPath: '/api/v1', model: 'deepseek/deepseek-r1-0528', usage: USAGE, headEvents: 5 },
+    // Usage twice: in `x_groq` on the finish chunk, then in the usage chunk asked for.
+    { vendor: 'groq', versionPath: '/openai/v1', model: 'qwen/qwen3-32b', usage: USAGE },
+    // Usage on the finish chunk, unasked; tool calls whole, with the finish, ids of nine characters;
+    // a reasoning model's content a list of thinking and text chunks.
+    { vendor: 'mistral', versionPath: '/v1', model: 'magistral-medium-2509', usage: noDetails },
+    // Cache hits as `prompt_cache_hit_tokens`; reasoning in `reasoning_content`.
+    { vendor: 'deepseek', versionPath: '/v1', model: 'deepseek-reasoner', usage: USAGE },
+    // Reasoning tokens left out of `completion_tokens` (24 + 16 = 40 output); tool calls whole.
+    { vendor: 'xai', versionPath: '/v1', model: 'grok-3-mini', usage: USAGE },
+    { vendor: 'together', versionPath: '/v1', model: 'deepseek-ai/DeepSeek-R1', usage: noDetails },
+    { vendor: 'fireworks', versionPath: '/inference/v1', model: 'accounts/fireworks/models/qwen3-235b-a22b', usage: { ...USAGE, reasoningTokens: 0 } },
+    // Tool-call fragments after the first carry neither id nor type.
+    { vendor: 'vllm', versionPath: '/v1', model: 'Qwen/Qwen3-8B', usage: noDetails },
+    // Each call whole in a chunk of its own, without an index; no rate limit of its own: a full
+    // queue is a 503 `server busy`, which fails over as a 429 does.
+    { vendor: 'ollama', versionPath: '/v1', model: 'qwen3:8b', usage: noDetails, error429Status: 503 },
+  ];
+  return rows.map((row) => {
+    const file = (name: string) => `vendors/${row.vendor}/${name}`;
+    return {
+      label: `openai (vendor: ${row.vendor})`,
+      catalogEntry: { type: 'openai', vendor: row.vendor },
+      versionPath: row.versionPath,
+      upstreamModel: row.model,
+      path: `${row.versionPath}/chat/completions`,
+      captures: {
+        text: openai.stream(file('text-stream.sse')),
+        wholeText: openai.json(file('text.json')),
+        toolCall: openai.stream(file('tool-call-stream.sse')),
+        parallelToolCalls: openai.stream(file('parallel-tool-calls-stream.sse')),
+        usage: openai.stream(file('usage-stream.sse')),
+        // Mistral refuses a field it does not know with a 422, the status of its validation errors.
+        error400: openai.json(file('error-400.json'), row.vendor === 'mistral' ? 422 : 400),
+        error429: openai.json(file('error-429.json'), row.error429Status ?? 429),
+        error500: openai.json(file('error-500.json'), 500),
+      },
+      // The role chunk, "Hello", " from the" (after OpenRouter's comments).
+      headEvents: row.headEvents ?? 3,
+      usage: row.usage,
+      reasoningText: VENDOR_THINKING,
+    };
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Running a provider against its double

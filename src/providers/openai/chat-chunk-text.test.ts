@@ -105,12 +105,15 @@ const anything = fc.oneof({ weight: 3, arbitrary: leaf }, { weight: 1, arbitrary
 const count = fc.oneof(fc.nat({ max: 100 }), raw, anything);
 const details = (key: string) => fc.oneof(fc.record({ [key]: count, audio_tokens: anything }, { requiredKeys: [] }), anything);
 const usage = fc.oneof(
-  fc.record({ prompt_tokens: count, completion_tokens: count, total_tokens: anything, prompt_tokens_details: details('cached_tokens'), completion_tokens_details: details('reasoning_tokens') }, { requiredKeys: [] }),
+  fc.record(
+    { prompt_tokens: count, completion_tokens: count, total_tokens: anything, prompt_tokens_details: details('cached_tokens'), completion_tokens_details: details('reasoning_tokens'), prompt_cache_hit_tokens: count, queue_time: anything },
+    { requiredKeys: [] },
+  ),
   anything,
 );
 const toolCalls = fc.array(fc.record({ index: anything, id: anything, function: fc.record({ name: anything, arguments: anything }, { requiredKeys: [] }) }, { requiredKeys: [] }), { maxLength: 2 });
 const delta = fc.oneof(
-  fc.record({ role: anything, content: fc.oneof(text, anything), refusal: fc.oneof(text, anything), reasoning_content: anything, reasoning: anything, tool_calls: fc.oneof(fc.constant(null), toolCalls, anything), model: text }, { requiredKeys: [] }),
+  fc.record({ role: anything, content: fc.oneof(text, anything), refusal: fc.oneof(text, anything), reasoning_content: fc.oneof(text, anything), reasoning: fc.oneof(text, anything), tool_calls: fc.oneof(fc.constant(null), toolCalls, anything), model: text }, { requiredKeys: [] }),
   anything,
 );
 const choice = fc.oneof(
@@ -127,6 +130,8 @@ const chunk = fc.record(
     usage,
     error: fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: anything }),
     obfuscation: anything,
+    // Groq's extension object, with or without its usage.
+    x_groq: fc.oneof(fc.record({ id: text, usage }, { requiredKeys: [] }), anything),
   },
   { requiredKeys: [] },
 );
@@ -162,6 +167,7 @@ const plainChunk = fc
       member('usage', fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: usage })),
       member('error', fc.oneof({ weight: 4, arbitrary: fc.constant(ABSENT) }, { weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: odd })),
       member('obfuscation', text),
+      member('x_groq', fc.oneof({ weight: 6, arbitrary: fc.constant(ABSENT) }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.record({ id: text }) }, { weight: 1, arbitrary: fc.record({ id: text, usage }, { requiredKeys: [] }) }, { weight: 1, arbitrary: odd })),
     ]),
     extra,
   )
@@ -177,6 +183,17 @@ const CHUNKS: Record<string, unknown>[] = [
   { choices: [], usage: { prompt_tokens: null, completion_tokens: undefined, prompt_tokens_details: null, completion_tokens_details: 'x' } },
   { choices: [], usage: { prompt_tokens: 2 ** 53 - 1, completion_tokens: -0, prompt_tokens_details: [], completion_tokens_details: { reasoning_tokens: true } } },
   { choices: [], usage: 'x' },
+  { choices: [], usage: { prompt_tokens: 120, completion_tokens: 40, prompt_cache_hit_tokens: 100, prompt_cache_miss_tokens: 20 } },
+  { choices: [], usage: { prompt_tokens: 120, completion_tokens: 40, prompt_tokens_details: { cached_tokens: 90 }, prompt_cache_hit_tokens: 100 } },
+  { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], x_groq: { id: 'req_1', usage: { queue_time: 0.1, prompt_tokens: 23, completion_tokens: 19, total_tokens: 42 } } },
+  { choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }], x_groq: { id: 'req_1', usage: { prompt_tokens: 1, completion_tokens: 2 } } },
+  { choices: [{ index: 0, delta: { content: 'Hi' } }], x_groq: { id: 'req_1' } },
+  { choices: [], usage: { prompt_tokens: 5, completion_tokens: 6 }, x_groq: { usage: { prompt_tokens: 7, completion_tokens: 8 } } },
+  { choices: [], x_groq: { usage: 'x' } },
+  { choices: [], x_groq: 'x' },
+  { choices: [{ index: 0, delta: { content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'Hm' }] }] }, finish_reason: null }] },
+  { choices: [{ index: 0, delta: { content: [{ type: 'text', text: 'Hi' }] }, finish_reason: null }] },
+  { choices: [{ index: 0, delta: { content: [] }, finish_reason: null }] },
   { choices: [], usage: [1] },
   { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
   { choices: [{ index: 0, delta: { content: 'Hi', refusal: null }, finish_reason: null }] },
@@ -199,6 +216,7 @@ const PLAIN = [
   '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"gpt-4.1-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}',
   '{"choices":[{"content_filter_results":{"hate":{"filtered":false,"severity":"safe"}},"delta":{"content":" w\\u00f6rld \\"🦀\\"\\n"},"finish_reason":null,"index":0,"logprobs":null}],"created":1,"id":"chatcmpl-2","model":"gpt-4o-2024-08-06","object":"chat.completion.chunk","system_fingerprint":"fp_2"}',
   '{"id":"x","model":"deepseek-chat","choices":[{"index":0,"delta":{"content":"Hi","reasoning_content":null},"finish_reason":null}]}',
+  '{"id":"x","model":"llama-3.3-70b-versatile","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}],"x_groq":null}',
 ];
 
 /** What the parser's path alone gives: the scanner must leave each to it. */
@@ -217,6 +235,11 @@ const LEFT_TO_THE_PARSER = [
   '{"choices":[{"index":0,"delta":{"content":"x"},"model":"gpt-4.1-mini"}]}',
   '{"x":{"model":"gpt-4.1-mini"},"choices":[]}',
   '{"choices":[{"index":0,"delta":{"reasoning":{"effort":"low"}}}]}',
+  '{"model":"llama","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}],"x_groq":{"id":"req_1","usage":{"prompt_tokens":1,"completion_tokens":2}}}',
+  '{"model":"llama","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}],"x_groq":{"id":"req_1"}}',
+  '{"model":"deepseek-reasoner","choices":[{"index":0,"delta":{"content":null,"reasoning_content":"Hm"},"finish_reason":null}]}',
+  '{"model":"qwen3","choices":[{"index":0,"delta":{"content":"","reasoning":"Hm"},"finish_reason":null}]}',
+  '{"model":"magistral","choices":[{"index":0,"delta":{"content":[{"type":"text","text":"Hi"}]},"finish_reason":null}]}',
   '[]',
   '"text"',
   '{"choices":[]} x',
@@ -287,11 +310,22 @@ describe('readPlainChunk', () => {
 const sameIds = (events: CanonicalEvent[]): CanonicalEvent[] => events.map((event) => (event.type === 'tool-call-start' ? { ...event, callId: 'call' } : event));
 
 describe('readChatChunk', () => {
-  const streams = ['chat-text-stream.sse', 'chat-tool-calls-stream.sse', 'conformance/chat-text-stream.sse', 'conformance/chat-tool-call-stream.sse', 'conformance/chat-parallel-tool-calls-stream.sse', 'conformance/chat-usage-stream.sse'];
+  const vendors = ['openrouter', 'groq', 'mistral', 'deepseek', 'xai', 'together', 'fireworks', 'vllm', 'ollama'];
+  const streams = [
+    'chat-text-stream.sse',
+    'chat-tool-calls-stream.sse',
+    'conformance/chat-text-stream.sse',
+    'conformance/chat-tool-call-stream.sse',
+    'conformance/chat-parallel-tool-calls-stream.sse',
+    'conformance/chat-usage-stream.sse',
+    // The OpenAI-compatible vendors' captures (docs/wire-protocols.md §20): their reasoning fields, Groq's x_groq, whole tool calls.
+    ...vendors.flatMap((vendor) => ['text-stream.sse', 'tool-call-stream.sse', 'parallel-tool-calls-stream.sse', 'usage-stream.sse'].map((name) => `vendors/${vendor}/${name}`)),
+  ];
 
   it.each(streams)('reads every chunk of %s as the schema does, the content ones without parsing them', (name) => {
     const chunks = fixture(name)
       .split('\n\n')
+      .filter((event) => !event.startsWith(':'))
       .map((event) => event.replace(/^data: /, ''))
       .filter((data) => data !== '' && data !== '[DONE]');
     let read = 0;
@@ -305,8 +339,8 @@ describe('readChatChunk', () => {
       const expected = bySchema.events({ chunk: parsed.chunk, error: undefined, parsed: parsed.value, model: undefined, modelAt: -1 });
       expect(sameIds(events)).toEqual(sameIds(expected));
     }
-    // Every chunk but the finish and usage ones.
-    if (name.includes('text-stream')) expect(read).toBeGreaterThanOrEqual(chunks.length - 2);
+    // Every chunk but the finish and usage ones (and Groq's first, which names its request in x_groq).
+    if (name.includes('text-stream')) expect(read).toBeGreaterThanOrEqual(chunks.length - (name.includes('groq') ? 3 : 2));
   });
 
   it('reads an in-band error, and refuses what is not a chunk', () => {

@@ -3,7 +3,8 @@
  * chunk, the kind almost every chunk of a stream is, read from its text by one fixed pattern
  * instead of `JSON.parse` and the schema. Plain: one choice (index 0, or none written), no finish
  * reason, a delta whose one read value is its `content` string (a `role`, and a null `refusal`,
- * `reasoning`, `reasoning_content` or `tool_calls`, may be there too), no usage, no error, one
+ * `reasoning`, `reasoning_content` or `tool_calls`, may be there too), no usage, no error, no
+ * `x_groq` object (Groq's, which may carry usage), one
  * top-level `model` string without escapes, and every other member a JSON leaf or a small object
  * of them (no arrays, no whitespace, no key with escapes, no other `model` key). Anything else is
  * parsed and read by the schema. The pattern is a constant, not learnt: nothing is kept between
@@ -35,7 +36,7 @@ const DELTA_MEMBER = `(?:"(?:refusal|reasoning|reasoning_content|tool_calls)":nu
 const DELTA = String.raw`\{(?:${DELTA_MEMBER},)*"content":"(${BODY})"(?:,${DELTA_MEMBER})*\}`;
 const CHOICE_MEMBER = `(?:"index":(?:0|null)|"finish_reason":null|${keyBut('index', 'finish_reason', 'delta')}:${VALUE})`;
 const CHOICES = String.raw`\[\{(?:${CHOICE_MEMBER},)*"delta":${DELTA}(?:,${CHOICE_MEMBER})*\}\]`;
-const TOP_MEMBER = `(?:"(?:usage|error)":null|${keyBut('choices', 'usage', 'error')}:${VALUE})`;
+const TOP_MEMBER = `(?:"(?:usage|error|x_groq)":null|${keyBut('choices', 'usage', 'error', 'x_groq')}:${VALUE})`;
 const MODEL = `"model":"(${PLAIN_BODY})"`;
 
 /**

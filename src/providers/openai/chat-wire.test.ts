@@ -156,16 +156,78 @@ describe('ChatChunkReader', () => {
 });
 
 describe('ChatStreamTranslator', () => {
-  it('holds finish back until [DONE] so usage comes first', () => {
+  it('holds usage and finish back until [DONE], usage first', () => {
     const translator = new ChatStreamTranslator();
     const finishChunk = JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
     expect(translator.translate({ event: undefined, data: finishChunk })).toEqual([]);
-    expect(translator.translate({ event: undefined, data: JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } }) })).toEqual([
-      { type: 'usage', usage: { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0 } },
-    ]);
+    expect(translator.translate({ event: undefined, data: JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } }) })).toEqual([]);
     expect(translator.complete).toBe(false);
-    expect(translator.translate({ event: undefined, data: '[DONE]' })).toEqual([{ type: 'finish', reason: 'stop' }]);
+    expect(translator.translate({ event: undefined, data: '[DONE]' })).toEqual([
+      { type: 'usage', usage: { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
     expect(translator.complete).toBe(true);
+  });
+
+  it("gives usage reported twice (Groq's x_groq on the finish chunk, then a usage chunk) once, the last report", () => {
+    const translator = new ChatStreamTranslator();
+    const finishChunk = JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], x_groq: { id: 'req_1', usage: { queue_time: 0.01, prompt_tokens: 23, completion_tokens: 19, total_tokens: 42 } } });
+    expect(translator.translate({ event: undefined, data: finishChunk })).toEqual([]);
+    expect(translator.translate({ event: undefined, data: JSON.stringify({ choices: [], usage: { prompt_tokens: 23, completion_tokens: 19, prompt_tokens_details: { cached_tokens: 3 } } }) })).toEqual([]);
+    expect(translator.translate({ event: undefined, data: '[DONE]' })).toEqual([
+      { type: 'usage', usage: { inputTokens: 23, cachedInputTokens: 3, outputTokens: 19, reasoningTokens: 0 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
+  it("reads Groq's usage from x_groq alone, and DeepSeek's cache hits as cached input", () => {
+    const groq = new ChatStreamTranslator();
+    groq.translate({ event: undefined, data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], x_groq: { id: 'req_1', usage: { prompt_tokens: 23, completion_tokens: 19 } } }) });
+    expect(groq.endOfBody()).toEqual([
+      { type: 'usage', usage: { inputTokens: 23, cachedInputTokens: 0, outputTokens: 19, reasoningTokens: 0 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    const deepseek = new ChatChunkReader();
+    const usage = { prompt_tokens: 120, completion_tokens: 40, prompt_cache_hit_tokens: 100, prompt_cache_miss_tokens: 20, completion_tokens_details: { reasoning_tokens: 16 } };
+    expect(deepseek.read(JSON.stringify({ choices: [], usage }))).toEqual([{ type: 'usage', usage: { inputTokens: 120, cachedInputTokens: 100, outputTokens: 40, reasoningTokens: 16 } }]);
+    expect(readChatUsage(usage)).toEqual({ inputTokens: 120, cachedInputTokens: 100, outputTokens: 40, reasoningTokens: 16 });
+  });
+
+  it("reads Mistral's content chunks: thinking as reasoning, text as text, in order; other shapes as nothing", () => {
+    const content = [
+      { type: 'thinking', thinking: [{ type: 'text', text: 'Hm, ' }, { type: 'text', text: 'a greeting.' }, 'odd'] },
+      { type: 'text', text: 'Hello' },
+      { type: 'image_url', image_url: 'x' },
+      { type: 'thinking', thinking: 'not a list' },
+      { type: 'text', text: 7 },
+      'loose',
+    ];
+    const expected = [
+      { type: 'reasoning-delta', delta: 'Hm, a greeting.' },
+      { type: 'text-delta', delta: 'Hello' },
+    ];
+    expect(new ChatChunkReader().read(JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: null }] }))).toEqual(expected);
+    expect(chatCompletionEvents({ choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] })).toEqual([...expected, { type: 'finish', reason: 'stop' }]);
+    for (const odd of [[], {}, 7, true, [{ type: 'thinking', thinking: [] }]]) {
+      expect(new ChatChunkReader().read(JSON.stringify({ choices: [{ index: 0, delta: { content: odd } }] }))).toEqual([]);
+    }
+  });
+
+  it("counts xAI's reasoning tokens as output when its total says the completion left them out", () => {
+    // xAI: total = prompt + completion + reasoning; OpenAI: total = prompt + completion (reasoning inside).
+    const xai = { prompt_tokens: 32, completion_tokens: 9, total_tokens: 341, completion_tokens_details: { reasoning_tokens: 300 } };
+    const openai = { prompt_tokens: 32, completion_tokens: 309, total_tokens: 341, completion_tokens_details: { reasoning_tokens: 300 } };
+    const billed = { inputTokens: 32, cachedInputTokens: 0, outputTokens: 309, reasoningTokens: 300 };
+    for (const usage of [xai, openai]) {
+      expect(new ChatChunkReader().read(JSON.stringify({ choices: [], usage }))).toEqual([{ type: 'usage', usage: billed }]);
+      expect(readChatUsage(usage)).toEqual(billed);
+    }
+    // Without a total, or one that adds up neither way, completion_tokens is the output, as on OpenAI's wire.
+    for (const total of [undefined, 999]) {
+      const usage = { prompt_tokens: 32, completion_tokens: 9, total_tokens: total, completion_tokens_details: { reasoning_tokens: 300 } };
+      expect(readChatUsage(usage)).toEqual({ inputTokens: 32, cachedInputTokens: 0, outputTokens: 9, reasoningTokens: 300 });
+      expect(new ChatChunkReader().read(JSON.stringify({ choices: [], usage }))).toEqual([{ type: 'usage', usage: { inputTokens: 32, cachedInputTokens: 0, outputTokens: 9, reasoningTokens: 300 } }]);
+    }
   });
 
   it('closes open calls at [DONE] when no finish reason came', () => {
@@ -221,6 +283,14 @@ describe('readChatUsage', () => {
     { prompt_tokens: -1, completion_tokens: 1.5, prompt_tokens_details: { cached_tokens: '3' }, completion_tokens_details: { reasoning_tokens: 2 ** 53 } },
     { prompt_tokens: 2 ** 53 - 1, completion_tokens: -0, prompt_tokens_details: [], completion_tokens_details: { reasoning_tokens: true } },
     { prompt_tokens: 1e300, completion_tokens: {}, prompt_tokens_details: { cached_tokens: null } },
+    { prompt_tokens: 120, completion_tokens: 40, prompt_cache_hit_tokens: 100, prompt_cache_miss_tokens: 20 },
+    { prompt_tokens: 120, completion_tokens: 40, prompt_cache_hit_tokens: 'x', prompt_tokens_details: { cached_tokens: 90 } },
+    { prompt_tokens: 120, completion_tokens: 40, prompt_cache_hit_tokens: -1 },
+    { prompt_tokens: 32, completion_tokens: 9, total_tokens: 341, completion_tokens_details: { reasoning_tokens: 300 } },
+    { prompt_tokens: 32, completion_tokens: 9, total_tokens: '341', completion_tokens_details: { reasoning_tokens: 300 } },
+    { prompt_tokens: 32, completion_tokens: 9, total_tokens: 1.5, completion_tokens_details: { reasoning_tokens: 300 } },
+    { prompt_tokens: null, completion_tokens: 9, total_tokens: 309, completion_tokens_details: { reasoning_tokens: 300 } },
+    { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, completion_tokens_details: { reasoning_tokens: 0 } },
   ];
 
   it.each(USAGE_SHAPES.map((usage) => [JSON.stringify(usage) ?? 'undefined', usage]))('reads %s as the schema does', (_shown, usage) => {

@@ -151,6 +151,9 @@ const chatUsageSchema = z.object({
   completion_tokens: tokenCount,
   prompt_tokens_details: z.object({ cached_tokens: tokenCount }).nullish().catch(null),
   completion_tokens_details: z.object({ reasoning_tokens: tokenCount }).nullish().catch(null),
+  // DeepSeek's count of the prompt tokens its cache served (docs/wire-protocols.md §20.3).
+  prompt_cache_hit_tokens: tokenCount,
+  total_tokens: tokenCount,
 });
 
 const toolCallDeltaSchema = z.object({
@@ -166,7 +169,8 @@ const chatChunkSchema = z.object({
         index: z.number().int().nullish().catch(null),
         delta: z
           .object({
-            content: optionalString,
+            // A string, or (Mistral's reasoning models) a list of text and thinking chunks: chatContentEvents.
+            content: z.unknown().optional(),
             // Non-standard reasoning text of some compatible servers; other shapes are ignored.
             reasoning_content: z.unknown().optional(),
             reasoning: z.unknown().optional(),
@@ -180,6 +184,8 @@ const chatChunkSchema = z.object({
     )
     .nullish(),
   usage: chatUsageSchema.nullish().catch(null),
+  // Groq's extension object: its finish chunk carries the usage here (docs/wire-protocols.md §20.3).
+  x_groq: z.object({ usage: chatUsageSchema.nullish().catch(null) }).nullish().catch(null),
 });
 
 export type ChatChunk = z.infer<typeof chatChunkSchema>;
@@ -189,7 +195,7 @@ const chatCompletionSchema = z.object({
     z.object({
       index: z.number().int().nullish().catch(null),
       message: z.object({
-        content: optionalString,
+        content: z.unknown().optional(),
         reasoning_content: z.unknown().optional(),
         reasoning: z.unknown().optional(),
         refusal: optionalString,
@@ -203,12 +209,25 @@ const chatCompletionSchema = z.object({
 
 /** Chat usage → canonical usage (docs/wire-protocols.md §1.3: prompt includes cached, completion includes reasoning). */
 export function fromChatUsage(usage: z.infer<typeof chatUsageSchema>): Usage {
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
   return {
     inputTokens: usage.prompt_tokens ?? NOT_REPORTED,
-    cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-    outputTokens: usage.completion_tokens ?? NOT_REPORTED,
-    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+    cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0,
+    outputTokens: outputTokensOf(usage.prompt_tokens, usage.completion_tokens, reasoning, usage.total_tokens),
+    reasoningTokens: reasoning,
   };
+}
+
+/**
+ * The output tokens of a Chat usage report: `completion_tokens`, which holds the reasoning tokens
+ * on OpenAI's wire, or, when the report's own total says its completion left them out (xAI counts
+ * reasoning apart: total = prompt + completion + reasoning, docs/wire-protocols.md §20.3), the
+ * completion and the reasoning.
+ */
+function outputTokensOf(prompt: number | null | undefined, completion: number | null | undefined, reasoning: number, total: number | null | undefined): number {
+  if (completion === undefined || completion === null) return NOT_REPORTED;
+  if (reasoning > 0 && typeof prompt === 'number' && typeof total === 'number' && total === prompt + completion + reasoning) return completion + reasoning;
+  return completion;
 }
 
 /** A Chat `usage` object read as `chatUsageSchema` and `fromChatUsage` read it, without the schema; undefined when it is not an object. */
@@ -216,11 +235,13 @@ export function readChatUsage(usage: unknown): Usage | undefined {
   if (!isRecord(usage)) return undefined;
   const prompt = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : undefined;
   const completion = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : undefined;
+  const promptTokens = readReportedCount(usage.prompt_tokens);
+  const reasoning = readReportedCount(completion?.reasoning_tokens) ?? 0;
   return {
-    inputTokens: readReportedCount(usage.prompt_tokens) ?? NOT_REPORTED,
-    cachedInputTokens: readReportedCount(prompt?.cached_tokens) ?? 0,
-    outputTokens: readReportedCount(usage.completion_tokens) ?? NOT_REPORTED,
-    reasoningTokens: readReportedCount(completion?.reasoning_tokens) ?? 0,
+    inputTokens: promptTokens ?? NOT_REPORTED,
+    cachedInputTokens: readReportedCount(prompt?.cached_tokens) ?? readReportedCount(usage.prompt_cache_hit_tokens) ?? 0,
+    outputTokens: outputTokensOf(promptTokens, readReportedCount(usage.completion_tokens), reasoning, readReportedCount(usage.total_tokens)),
+    reasoningTokens: reasoning,
   };
 }
 
@@ -237,6 +258,27 @@ function toFinishReason(reason: string, madeToolCalls: boolean): FinishReason {
   const mapped = FINISH_REASONS[reason] ?? 'stop';
   // Some compatible servers end a tool-calling turn with `stop`; agents look for `tool_calls`.
   return mapped === 'stop' && madeToolCalls ? 'tool_calls' : mapped;
+}
+
+/**
+ * The events of a message's or delta's `content`: a string is text. Mistral's reasoning models
+ * send a list of chunks instead, `{"type":"text","text":…}` and
+ * `{"type":"thinking","thinking":[{"type":"text","text":…}]}` (docs/wire-protocols.md §20.3): their
+ * text and their thinking, in order. Any other shape carries nothing.
+ */
+function chatContentEvents(content: unknown, events: CanonicalEvent[]): void {
+  if (typeof content === 'string') {
+    if (content !== '') events.push({ type: 'text-delta', delta: content });
+    return;
+  }
+  if (!Array.isArray(content)) return;
+  for (const chunk of content) {
+    if (!isRecord(chunk)) continue;
+    if (chunk.type === 'text' && typeof chunk.text === 'string' && chunk.text !== '') events.push({ type: 'text-delta', delta: chunk.text });
+    if (chunk.type !== 'thinking' || !Array.isArray(chunk.thinking)) continue;
+    const thinking = chunk.thinking.map((part: unknown) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('');
+    if (thinking !== '') events.push({ type: 'reasoning-delta', delta: thinking });
+  }
 }
 
 function reasoningText(delta: { reasoning_content?: unknown; reasoning?: unknown }): string {
@@ -331,7 +373,7 @@ export class ChatChunkReader {
     let finishedNow = false;
     if (choice !== undefined && this.#finishReason === undefined) {
       const delta = choice.delta;
-      if (delta?.content) events.push({ type: 'text-delta', delta: delta.content });
+      if (delta?.content) chatContentEvents(delta.content, events);
       // The canonical model has no refusal event; a refusal is still text the model produced.
       if (delta?.refusal) events.push({ type: 'text-delta', delta: delta.refusal });
       const reasoning = delta === null || delta === undefined ? '' : reasoningText(delta);
@@ -343,7 +385,8 @@ export class ChatChunkReader {
         finishedNow = true;
       }
     }
-    if (data.usage) events.push({ type: 'usage', usage: fromChatUsage(data.usage) });
+    const usage = data.usage ?? data.x_groq?.usage;
+    if (usage) events.push({ type: 'usage', usage: fromChatUsage(usage) });
     if (finishedNow && this.#finishReason !== undefined) events.push({ type: 'finish', reason: this.#finishReason });
     return events;
   }
@@ -398,7 +441,7 @@ export function chatCompletionEvents(body: unknown): CanonicalEvent[] {
   if (message !== undefined) {
     const reasoning = reasoningText(message);
     if (reasoning !== '') events.push({ type: 'reasoning-delta', delta: reasoning });
-    if (message.content) events.push({ type: 'text-delta', delta: message.content });
+    if (message.content) chatContentEvents(message.content, events);
     if (message.refusal) events.push({ type: 'text-delta', delta: message.refusal });
     toolCalls.forEach((toolCall, index) => {
       events.push({ type: 'tool-call-start', index, callId: toolCall.id, name: toolCall.function.name });
@@ -424,11 +467,14 @@ export function chatCompletionMeterEvents(body: Record<string, unknown>): Canoni
 /**
  * The canonical path's reading of a Chat stream. `finish` is held back until `[DONE]` (or the end
  * of the body) because the usage chunk comes after the finish chunk, and canonical order puts
- * usage first.
+ * usage first. Usage is held back too and given once, the last report, just before `finish`: Groq
+ * reports it twice (`x_groq` on its finish chunk, then a usage chunk when asked), and some servers
+ * in every chunk.
  */
 export class ChatStreamTranslator implements StreamTranslator {
   readonly #reader = new ChatChunkReader();
   #done = false;
+  #usage: CanonicalEvent | undefined;
 
   get complete(): boolean {
     return this.#done;
@@ -439,7 +485,12 @@ export class ChatStreamTranslator implements StreamTranslator {
       this.#done = true;
       return this.#ending();
     }
-    return this.#reader.read(event.data).filter((canonical) => canonical.type !== 'finish');
+    const events = this.#reader.read(event.data);
+    if (!events.some((canonical) => canonical.type === 'finish' || canonical.type === 'usage')) return events;
+    return events.filter((canonical) => {
+      if (canonical.type === 'usage') this.#usage = canonical;
+      return canonical.type !== 'finish' && canonical.type !== 'usage';
+    });
   }
 
   endOfBody(): CanonicalEvent[] | undefined {
@@ -450,6 +501,7 @@ export class ChatStreamTranslator implements StreamTranslator {
   }
 
   #ending(): CanonicalEvent[] {
-    return [...this.#reader.closeOpenCalls(), { type: 'finish', reason: this.#reader.impliedFinishReason() }];
+    const usage = this.#usage === undefined ? [] : [this.#usage];
+    return [...this.#reader.closeOpenCalls(), ...usage, { type: 'finish', reason: this.#reader.impliedFinishReason() }];
   }
 }

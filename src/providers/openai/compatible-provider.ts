@@ -32,10 +32,16 @@ export interface CompatibleProviderOptions {
   pathOf: EndpointPath;
   /** Whether the upstream has OpenAI's `/moderations` (Azure OpenAI has none). */
   moderations: boolean;
+  /**
+   * The Chat body as this upstream accepts it, from the one the gateway would send OpenAI: a
+   * vendor's differences (vendors.ts), on the canonical path and on a pass-through. As is by default.
+   */
+  chatBody?: (body: Readonly<Record<string, unknown>>) => Record<string, unknown>;
 }
 
 export function createCompatibleProvider(options: CompatibleProviderOptions): Provider {
   const { api, client, pathOf } = options;
+  const chatBody = options.chatBody ?? ((body: Readonly<Record<string, unknown>>) => ({ ...body }));
 
   const speaksNatively = (surface: Surface): boolean => {
     if (surface === 'chat-completions') return api === 'chat' || api === 'both';
@@ -62,7 +68,7 @@ export function createCompatibleProvider(options: CompatibleProviderOptions): Pr
         const route = { path: pathOf('/responses', call.upstreamModel), body: toResponsesBody(request, call), translator: new ResponsesStreamTranslator(), wholeBody: wholeBody(responsesObjectEvents) };
         return streamCanonical(client, route, call);
       }
-      const route = { path: pathOf('/chat/completions', call.upstreamModel), body: toChatBody(request, call), translator: new ChatStreamTranslator(), wholeBody: wholeBody(chatCompletionEvents) };
+      const route = { path: pathOf('/chat/completions', call.upstreamModel), body: chatBody({ ...toChatBody(request, call) }), translator: new ChatStreamTranslator(), wholeBody: wholeBody(chatCompletionEvents) };
       return streamCanonical(client, route, call);
     },
 
@@ -70,7 +76,7 @@ export function createCompatibleProvider(options: CompatibleProviderOptions): Pr
       if (!speaksNatively(call.surface)) {
         throw new UpstreamError('protocol', `${options.providerType} provider "${options.name}" does not speak ${call.surface} (api: ${api})`);
       }
-      return runPassthrough(client, pathOf, call);
+      return runPassthrough(client, pathOf, call, chatBody);
     },
 
     speaksNatively,

@@ -50,11 +50,19 @@ function setStream(body: Record<string, unknown>, stream: boolean): void {
   if (stream || body.stream !== undefined) body.stream = stream;
 }
 
-/** Runs a pass-through call; resolves once the upstream answered 200 (UpstreamError otherwise). */
-export async function runPassthrough(client: UpstreamHttpClient, pathOf: EndpointPath, call: PassthroughCall): Promise<PassthroughResult> {
+/**
+ * Runs a pass-through call; resolves once the upstream answered 200 (UpstreamError otherwise).
+ * `chatBody` turns a Chat body into the one this upstream accepts (a vendor's differences).
+ */
+export async function runPassthrough(
+  client: UpstreamHttpClient,
+  pathOf: EndpointPath,
+  call: PassthroughCall,
+  chatBody: (body: Readonly<Record<string, unknown>>) => Record<string, unknown> = (body) => ({ ...body }),
+): Promise<PassthroughResult> {
   const chat = call.surface === 'chat-completions';
   const path = pathOf(chat ? '/chat/completions' : '/responses', call.upstreamModel);
-  const body = chat ? prepareChatBody(call) : prepareResponsesBody(call);
+  const body = chat ? chatBody(prepareChatBody(call)) : prepareResponsesBody(call);
   // Answers name the model the client asked for (the catalog id), as on every other route.
   const clientModel = clientModelOf(call.body, call.upstreamModel);
   const options = { signal: call.signal, requestId: call.requestId, stream: call.stream };
