@@ -29,6 +29,8 @@ export const DEFAULT_INPUT_BOUNDS: Readonly<Record<ProviderConfig['type'], Input
   gemini: { marginPercent: 25, imageTokens: 4_128 },
   // Azure OpenAI serves OpenAI's models: OpenAI's tokenizer and image formula.
   azure: { marginPercent: 10, imageTokens: 2_500 },
+  // Bedrock serves every family; Claude's tokenizer (the largest count among them) and image formula.
+  bedrock: { marginPercent: 40, imageTokens: 1_600 },
 });
 
 function boundOf(provider: ProviderConfig): InputBound {

@@ -71,12 +71,21 @@ export interface UpstreamHttpClientOptions {
  * (kind `credentials`, so that the router takes the provider out) whose message holds no secret.
  */
 export interface CallCredentials {
-  /** The headers that carry the credential for the next call, e.g. `{ authorization: 'Bearer …' }`. */
-  headers(): Promise<Readonly<Record<string, string>>>;
+  /**
+   * The headers that carry the credential for the next call, e.g. `{ authorization: 'Bearer …' }`.
+   * `request` is the call itself, for a credential that signs it (AWS's SigV4, docs/wire-protocols.md §18.2).
+   */
+  headers(request: CallRequest): Promise<Readonly<Record<string, string>>>;
   /** The upstream refused the credential (401, 403): the next call must not send it again. */
   refused(): void;
   /** Strips what the credential gave away (its tokens, its own secret) from a text. */
   redact(text: string): string;
+}
+
+/** The call a credential is asked for: its path (base path included) and its JSON body (none for an upload). */
+export interface CallRequest {
+  path: string;
+  body: string | undefined;
 }
 
 /** The part of an HTTP provider's config the client is built from. */
@@ -176,11 +185,12 @@ export class UpstreamHttpClient {
    * `signal`, which is rethrown as is: the caller gave up, the upstream did not fail.
    */
   async post(path: string, body: unknown, options: PostOptions): Promise<UpstreamResponse> {
+    const json = body instanceof MultipartBody ? undefined : JSON.stringify(body);
     // Before the call: a credential that cannot be had is its own failure, not a transport one.
-    const credential = this.#credentials === undefined ? undefined : await this.#credentials.headers();
+    const credential = this.#credentials === undefined ? undefined : await this.#credentials.headers({ path: this.#basePath + path, body: json });
     let response: Dispatcher.ResponseData;
     try {
-      const request = body instanceof MultipartBody ? this.#multipart(body, options, credential) : { headers: this.#headersOf(options, credential), body: JSON.stringify(body) };
+      const request = body instanceof MultipartBody ? this.#multipart(body, options, credential) : { headers: this.#headersOf(options, credential), body: json };
       response = await this.#pool.request({ path: this.#basePath + path, method: 'POST', ...request, signal: options.signal });
     } catch (error) {
       if (options.signal.aborted) throw error;
@@ -198,10 +208,11 @@ export class UpstreamHttpClient {
    * of `post` followed by `readWholeBody`: `UpstreamError`s, or the abort of `signal` as is.
    */
   async postForWhole(path: string, body: unknown, options: PostOptions): Promise<WholeUpstreamResponse> {
-    const credential = this.#credentials === undefined ? undefined : await this.#credentials.headers();
+    const json = body instanceof MultipartBody ? undefined : JSON.stringify(body);
+    const credential = this.#credentials === undefined ? undefined : await this.#credentials.headers({ path: this.#basePath + path, body: json });
     let answer: CollectedAnswer;
     try {
-      const request = body instanceof MultipartBody ? this.#multipart(body, options, credential) : { headers: this.#headersOf(options, credential), body: JSON.stringify(body) };
+      const request = body instanceof MultipartBody ? this.#multipart(body, options, credential) : { headers: this.#headersOf(options, credential), body: json };
       answer = await collect(this.#pool, { path: this.#basePath + path, method: 'POST', ...request }, options.signal);
     } catch (error) {
       if (options.signal.aborted) throw error;
