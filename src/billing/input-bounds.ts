@@ -30,6 +30,8 @@ export const DEFAULT_INPUT_BOUNDS: Readonly<Record<Exclude<ProviderConfig['type'
   gemini: { marginPercent: 25, imageTokens: 4_128 },
   // Azure OpenAI serves OpenAI's models: OpenAI's tokenizer and image formula.
   azure: { marginPercent: 10, imageTokens: 2_500 },
+  // Bedrock serves every family; Claude's tokenizer (the largest count among them) and image formula.
+  bedrock: { marginPercent: 40, imageTokens: 1_600 },
 });
 
 function defaultsOf(provider: ProviderConfig): InputBound {

@@ -249,7 +249,54 @@ const vertexProvider = z
   })
   .strict();
 
-export const providerSchema = z.discriminatedUnion('type', [simulatedProvider, openaiProvider, anthropicProvider, geminiProvider, azureProvider, vertexProvider]);
+/**
+ * Where a `bedrock` provider's AWS credentials come from (docs/wire-protocols.md §18.2): an access
+ * key in the environment variables named here, or AWS's standard chain (environment, SSO, web
+ * identity token file, shared config files with `profile`, container and instance metadata).
+ */
+const bedrockCredentials = z
+  .object({
+    /** A profile of the shared config and credentials files, for the standard chain. */
+    profile: z.string().min(1).optional(),
+    /** Names of the environment variables holding an access key (never the key itself). */
+    access_key_id_env: envName.optional(),
+    secret_access_key_env: envName.optional(),
+    /** With temporary credentials: the variable holding their session token. */
+    session_token_env: envName.optional(),
+  })
+  .strict()
+  .superRefine((credentials, context) => {
+    if ((credentials.access_key_id_env === undefined) !== (credentials.secret_access_key_env === undefined)) {
+      context.addIssue({ code: 'custom', path: ['access_key_id_env'], message: 'give both access_key_id_env and secret_access_key_env, or neither' });
+    }
+    if (credentials.session_token_env !== undefined && credentials.access_key_id_env === undefined) {
+      context.addIssue({ code: 'custom', path: ['session_token_env'], message: 'only with access_key_id_env and secret_access_key_env' });
+    }
+    if (credentials.profile !== undefined && credentials.access_key_id_env !== undefined) {
+      context.addIssue({ code: 'custom', path: ['profile'], message: 'give either a profile or access key variables, not both' });
+    }
+  });
+
+/**
+ * AWS Bedrock's runtime API (docs/wire-protocols.md §18): Converse for every model family, or
+ * Claude's Messages body through InvokeModel (`api: invoke`, which also serves `/v1/messages` as a
+ * pass-through). Targets name Bedrock model ids or inference profiles. Calls are signed with SigV4.
+ */
+const bedrockProvider = z
+  .object({
+    name: z.string().min(1),
+    type: z.literal('bedrock'),
+    region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'an AWS region such as us-east-1'),
+    /** The runtime API's address: `https://bedrock-runtime.{region}.amazonaws.com` by default (a VPC endpoint, a test double). */
+    endpoint: z.url().optional(),
+    api: z.enum(['converse', 'invoke']).default('converse'),
+    credentials: bedrockCredentials.optional(),
+    timeouts: timeouts.default(defaultTimeouts),
+    input_bound: inputBound,
+  })
+  .strict();
+
+export const providerSchema = z.discriminatedUnion('type', [simulatedProvider, openaiProvider, anthropicProvider, geminiProvider, azureProvider, vertexProvider, bedrockProvider]);
 
 const target = z
   .object({
@@ -525,6 +572,8 @@ export type GeminiProviderConfig = z.infer<typeof geminiProvider>;
 export type AzureProviderConfig = z.infer<typeof azureProvider>;
 export type VertexProviderConfig = z.infer<typeof vertexProvider>;
 export type EntraAuthConfig = z.infer<typeof entraAuth>;
+export type BedrockProviderConfig = z.infer<typeof bedrockProvider>;
+export type BedrockCredentialsConfig = z.infer<typeof bedrockCredentials>;
 export type TimeoutsConfig = z.infer<typeof timeouts>;
 export type AlertsConfig = z.infer<typeof alerts>;
 export type WebhookConfig = z.infer<typeof webhook>;

@@ -5,6 +5,7 @@
 import type { ProviderConfig } from '../config/schema.js';
 import { createAnthropicProvider } from './anthropic/anthropic-provider.js';
 import { createAzureProvider } from './azure/azure-provider.js';
+import { createBedrockProvider } from './bedrock/bedrock-provider.js';
 import { createGeminiProvider } from './gemini/gemini-provider.js';
 import { createOpenAIProvider } from './openai/openai-provider.js';
 import type { Provider } from './provider.js';
@@ -32,6 +33,9 @@ export function createProviders(configs: readonly ProviderConfig[], env: Readonl
         break;
       case 'vertex':
         providers.set(config.name, createVertexProvider(config, env));
+        break;
+      case 'bedrock':
+        providers.set(config.name, createBedrockProvider(config, env));
         break;
     }
   }

@@ -2,8 +2,9 @@
  * The provider conformance table (docs/architecture.md, "Tests"): the entries for `openai` over Chat
  * Completions, `openai` over Responses, `anthropic`, `gemini`, `azure` at its deployment
  * address over Chat and at its v1 address over Responses, `vertex` for Gemini and for Claude
- * (its bearer tokens from a token endpoint of the suite's own), and `openai` with each `vendor`
- * (docs/wire-protocols.md §20), each saying how to reach it and
+ * (its bearer tokens from a token endpoint of the suite's own), `bedrock` over Converse and over
+ * InvokeModel (Claude, replaying Anthropic's captures in Bedrock's chunks), and `openai` with each
+ * `vendor` (docs/wire-protocols.md §20), each saying how to reach it and
  * which recorded capture of its own `__fixtures__` folder the loopback upstream double replays for
  * each case, and the helpers the cases share. The cases live in answers.test.ts and
  * transport.test.ts; every case runs against every entry with the same assertions.
@@ -21,11 +22,13 @@ import type { CanonicalEvent, CanonicalRequest, FinishReason, Usage } from '../.
 import { countTextTokens } from '../../src/protocol/tokens.js';
 import { ANTHROPIC_FIXTURES } from '../../src/providers/anthropic/__fixtures__/fixtures.js';
 import { AZURE_FIXTURES } from '../../src/providers/azure/__fixtures__/fixtures.js';
+import { BEDROCK_FIXTURES } from '../../src/providers/bedrock/__fixtures__/fixtures.js';
 import { GEMINI_FIXTURES } from '../../src/providers/gemini/__fixtures__/captures.js';
 import { OPENAI_FIXTURES } from '../../src/providers/openai/__fixtures__/fixtures.js';
 import { VERTEX_FIXTURES } from '../../src/providers/vertex/__fixtures__/fixtures.js';
 import { UpstreamError, type Provider, type ProviderCall } from '../../src/providers/provider.js';
 import { createProviders } from '../../src/providers/registry.js';
+import { eventStreamOfLines, eventStreamOfSse, firstLines } from '../support/bedrock-upstream.js';
 import { readCapture, type CaptureFill } from '../support/captures.js';
 import { startTokenServer } from '../support/google-token-endpoint.js';
 import { collect, expectNoSecrets, providerTestKit, upstreamFailure } from '../support/provider-test-kit.js';
@@ -59,6 +62,19 @@ export interface Capture {
   folder: URL;
   /** Relative to `folder`; `{{BASE_URL}}` and `{{API_KEY}}` are filled in with the double's and the suite's. */
   file: string;
+  /** A stream not sent as written: how its text becomes the bytes on the wire (Bedrock's event stream). */
+  wire?: CaptureWire;
+}
+
+/** How a capture written as text is framed on the wire, and how its first events are cut from it. */
+export interface CaptureWire {
+  encode(text: string): Uint8Array;
+  first(text: string, count: number): string;
+}
+
+/** The bytes the double sends for a capture. */
+function wireOf(capture: Capture, text: string): string | Uint8Array {
+  return capture.wire === undefined ? text : capture.wire.encode(text);
 }
 
 export type CaptureName = 'text' | 'wholeText' | 'toolCall' | 'parallelToolCalls' | 'usage' | 'error400' | 'error429' | 'error500';
@@ -67,8 +83,10 @@ export interface ProviderEntry {
   label: string;
   /** The catalog entry without name, address, key and timeouts (the suite adds those). */
   catalogEntry: Record<string, unknown>;
-  /** The catalog field the upstream's address goes in: `base_url`, or Azure's `endpoint`. */
+  /** The catalog field the upstream's address goes in: `base_url`, or Azure's and Bedrock's `endpoint`. */
   addressField?: 'endpoint';
+  /** The catalog fields naming the suite's secret: `api_key_env` by default. */
+  secretFields?: Record<string, unknown>;
   /** The version segment of the upstream's base address. */
   versionPath: string;
   upstreamModel: string;
@@ -84,9 +102,9 @@ export interface ProviderEntry {
 }
 
 /** Builds captures of one folder, with the content types that upstream sends. */
-export function capturesIn(folder: URL, types: { stream: string; json: string }) {
+export function capturesIn(folder: URL, types: { stream: string; json: string }, wire?: CaptureWire) {
   return {
-    stream: (file: string): Capture => ({ status: 200, contentType: types.stream, folder, file }),
+    stream: (file: string): Capture => ({ status: 200, contentType: types.stream, folder, file, ...(wire === undefined ? {} : { wire }) }),
     json: (file: string, status = 200): Capture => ({ status, contentType: types.json, folder, file }),
   };
 }
@@ -101,6 +119,15 @@ export const vertex = capturesIn(VERTEX_FIXTURES, { stream: 'text/event-stream',
 const VERTEX_PROJECT = 'tollgate-conformance';
 const VERTEX_LOCATION = 'us-east5';
 const vertexPath = (publisher: string, model: string, method: string) => `/v1/projects/${VERTEX_PROJECT}/locations/${VERTEX_LOCATION}/publishers/${publisher}/models/${model}:${method}`;
+const EVENT_STREAM = { stream: 'application/vnd.amazon.eventstream', json: 'application/json' };
+/** Converse streams: one event-stream message per line of the capture. */
+export const bedrock = capturesIn(BEDROCK_FIXTURES, EVENT_STREAM, { encode: eventStreamOfLines, first: firstLines });
+/** Claude on InvokeModelWithResponseStream: Anthropic's own captures, each event in a Bedrock `chunk`. */
+const bedrockClaude = capturesIn(ANTHROPIC_FIXTURES, EVENT_STREAM, { encode: eventStreamOfSse, first: firstEvents });
+/** Bedrock's error bodies are the same for both operations (docs/wire-protocols.md §18.5). */
+const BEDROCK_ERRORS = { error400: bedrock.json('conformance/error-400.json', 400), error429: bedrock.json('conformance/error-429.json', 429), error500: bedrock.json('conformance/error-500.json', 500) };
+/** Bedrock's access key: the suite's one secret stands for both its id and its secret. */
+const BEDROCK_SECRET_FIELDS = { credentials: { access_key_id_env: 'TOLLGATE_CONFORMANCE_KEY', secret_access_key_env: 'TOLLGATE_CONFORMANCE_KEY' } };
 
 /** OpenAI's error envelope is the same on both endpoints (docs/wire-protocols.md §6.1). */
 export const OPENAI_ERRORS = { error400: openai.json('error-400.json', 400), error429: openai.json('error-429.json', 429), error500: openai.json('error-500.json', 500) };
@@ -273,6 +300,51 @@ export const PROVIDERS: ProviderEntry[] = [
     reasoningText: ANTHROPIC_THINKING,
   },
   ...vendorEntries(),
+  {
+    label: 'bedrock (converse)',
+    catalogEntry: { type: 'bedrock', region: 'us-east-1' },
+    addressField: 'endpoint',
+    secretFields: BEDROCK_SECRET_FIELDS,
+    versionPath: '',
+    upstreamModel: 'us.anthropic.claude-sonnet-4-20250514-v1:0',
+    path: '/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream',
+    captures: {
+      text: bedrock.stream('conformance/text-stream.jsonl'),
+      // What Converse answers; the provider reads it when a stream request gets JSON.
+      wholeText: bedrock.json('conformance/converse.json'),
+      toolCall: bedrock.stream('conformance/tool-use-stream.jsonl'),
+      parallelToolCalls: bedrock.stream('conformance/parallel-tool-use-stream.jsonl'),
+      // inputTokens 20 + cacheReadInputTokens 100 (Converse's input excludes the cache), outputTokens 40.
+      usage: bedrock.stream('conformance/usage-stream.jsonl'),
+      ...BEDROCK_ERRORS,
+    },
+    // messageStart, "Hello", " from the".
+    headEvents: 3,
+    // Converse reports no reasoning count: estimated from the thinking text, as on Anthropic.
+    usage: { ...USAGE, reasoningTokens: Math.min(countTextTokens(ANTHROPIC_THINKING), USAGE.outputTokens) },
+    reasoningText: ANTHROPIC_THINKING,
+  },
+  {
+    label: 'bedrock (invoke, claude)',
+    catalogEntry: { type: 'bedrock', region: 'us-east-1', api: 'invoke' },
+    addressField: 'endpoint',
+    secretFields: BEDROCK_SECRET_FIELDS,
+    versionPath: '',
+    upstreamModel: 'anthropic.claude-sonnet-4-5-20250929-v1:0',
+    path: '/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke-with-response-stream',
+    captures: {
+      text: bedrockClaude.stream('conformance/text-stream.sse'),
+      wholeText: anthropic.json('conformance/message.json'),
+      toolCall: bedrockClaude.stream('conformance/tool-use-stream.sse'),
+      parallelToolCalls: bedrockClaude.stream('conformance/parallel-tool-use-stream.sse'),
+      usage: bedrockClaude.stream('conformance/usage-stream.sse'),
+      ...BEDROCK_ERRORS,
+    },
+    // message_start, content_block_start, ping, "Hello", " from the".
+    headEvents: 5,
+    usage: { ...USAGE, reasoningTokens: Math.min(countTextTokens(ANTHROPIC_THINKING), USAGE.outputTokens) },
+    reasoningText: ANTHROPIC_THINKING,
+  },
 ];
 
 /**
@@ -367,7 +439,7 @@ export function baseUrlOf(entry: ProviderEntry, double: UpstreamDouble): string 
 
 export function rawEntry(entry: ProviderEntry, baseUrl: string, timeouts = TIMEOUTS): Record<string, unknown> {
   // Vertex takes no key: a service account's key file, whose tokens the suite's token endpoint issues.
-  const credential = entry.catalogEntry.type === 'vertex' ? { credentials_file: VERTEX_TOKENS.account.keyFile } : { api_key_env: KEY_ENV };
+  const credential = entry.catalogEntry.type === 'vertex' ? { credentials_file: VERTEX_TOKENS.account.keyFile } : (entry.secretFields ?? { api_key_env: KEY_ENV });
   return { ...entry.catalogEntry, name: PROVIDER_NAME, [entry.addressField ?? 'base_url']: baseUrl, ...credential, timeouts };
 }
 
@@ -394,7 +466,7 @@ export async function doubleReplaying(entry: ProviderEntry, choose: (request: Re
     response.writeHead(capture.status, { 'content-type': capture.contentType });
     // Vertex's credential is the bearer token the call carried: that is what an echo would give away.
     const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
-    response.end(readCapture(capture.folder, capture.file, bearer === undefined ? fill : { ...fill, apiKey: bearer }));
+    response.end(wireOf(capture, readCapture(capture.folder, capture.file, bearer === undefined ? fill : { ...fill, apiKey: bearer })));
   });
   fill = { baseUrl: baseUrlOf(entry, double), apiKey: SECRET };
   return double;
@@ -402,8 +474,10 @@ export async function doubleReplaying(entry: ProviderEntry, choose: (request: Re
 
 /** A double that sends the head of the `text` capture, then does `then` with the open response. */
 export async function doubleSendingHead(entry: ProviderEntry, then: (response: ServerResponse) => void): Promise<UpstreamDouble> {
-  const head = firstEvents(readCapture(entry.captures.text.folder, entry.captures.text.file), entry.headEvents);
-  return kit.upstream(sseThen(head, then));
+  const capture = entry.captures.text;
+  const text = readCapture(capture.folder, capture.file);
+  if (capture.wire === undefined) return kit.upstream(sseThen(firstEvents(text, entry.headEvents), then));
+  return kit.upstream(sseThen(capture.wire.encode(capture.wire.first(text, entry.headEvents)), then, capture.contentType));
 }
 
 /** The events of a stream whose upstream sends the head of the `text` capture, then does `then`. */

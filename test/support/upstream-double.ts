@@ -104,10 +104,10 @@ export function json(status: number, text: string): Answer {
   };
 }
 
-/** Sends `head` as a 200 SSE stream, then `then` decides how it goes on (garbage, reset, stall). */
-export function sseThen(head: string, then: (response: ServerResponse) => void): Answer {
+/** Sends `head` as a 200 stream (SSE unless `contentType` says otherwise), then `then` decides how it goes on (garbage, reset, stall). */
+export function sseThen(head: string | Uint8Array, then: (response: ServerResponse) => void, contentType = 'text/event-stream'): Answer {
   return (_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.writeHead(200, { 'content-type': contentType });
     response.write(head, () => setTimeout(() => then(response), 20));
   };
 }

@@ -148,9 +148,21 @@ function systemBlocks(request: CanonicalRequest): Array<{ type: 'text'; text: st
   return texts.filter((text) => text !== '').map((text) => ({ type: 'text', text }));
 }
 
-/** The system instruction standing in for a response format Anthropic has no field for; '' for plain text. */
-export function responseFormatInstruction(format: Exclude<ResponseFormat, { type: 'json_schema' }>): string {
-  return format.type === 'json_object' ? 'Respond with a single JSON object only: no other text, no code fences.' : '';
+/**
+ * The system instruction standing in for a response format where the wire has no field for it
+ * ('' for plain text): `json_object` here, and on Bedrock's Converse, `json_schema` too.
+ */
+export function responseFormatInstruction(format: ResponseFormat): string {
+  switch (format.type) {
+    case 'text':
+      return '';
+    case 'json_object':
+      return 'Respond with a single JSON object only: no other text, no code fences.';
+    case 'json_schema': {
+      const about = format.description === undefined ? '' : ` (${format.description})`;
+      return `Respond with a single JSON value only, no other text and no code fences. It must match the JSON Schema "${format.name}"${about}:\n${JSON.stringify(format.schema)}`;
+    }
+  }
 }
 
 function toToolChoice(choice: ToolChoice, disableParallel: boolean): AnthropicToolChoice {

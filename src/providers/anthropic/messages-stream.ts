@@ -68,7 +68,7 @@ const BATCH_CHARACTERS = 2_048;
  * so without that count reasoning tokens are estimated by counting the thinking text with the
  * gateway's tokenizer.
  */
-class ReasoningCounter {
+export class ReasoningCounter {
   #counted = 0;
   #pending = '';
 

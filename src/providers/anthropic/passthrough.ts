@@ -62,7 +62,7 @@ export async function runMessagesPassthrough(client: UpstreamHttpClient, call: P
  * Upstream SSE events → frames, each forwarded exactly as received (`event:` + `data:`), but for
  * the model `message_start` names: the one the client asked for (providers/shared/model-name.ts).
  */
-class MessagesFramer implements PassthroughFramer {
+export class MessagesFramer implements PassthroughFramer {
   readonly #translator = new MessagesStreamTranslator();
   readonly #client: UpstreamHttpClient;
   readonly #clientModel: string;

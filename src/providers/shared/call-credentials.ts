@@ -1,7 +1,8 @@
 /**
  * How a credential chosen per call (an Entra ID token, one key of a pool) reaches the HTTP client
- * (upstream-http.ts), and how the upstream's verdict on it goes back: a types-only module, so that
- * the client and the credentials that implement it do not import each other.
+ * (upstream-http.ts), and how the upstream's verdict on it goes back: the types, and the lease of a
+ * credential without siblings; the client and the credentials that implement it import this
+ * module, not each other.
  */
 
 /**
@@ -44,4 +45,18 @@ export interface CredentialLease {
    * (the call then fails with the upstream's answer).
    */
   failed(verdict: CredentialVerdict): CredentialLease | undefined;
+}
+
+/**
+ * The lease of a credential that has no sibling (one token, one signature): a refusal is reported
+ * to `onRefused`, and the call is not sent again.
+ */
+export function soleLease(headers: Readonly<Record<string, string>>, onRefused: () => void): CredentialLease {
+  return {
+    headers,
+    failed: (verdict) => {
+      if (verdict.outcome === 'refused') onRefused();
+      return undefined;
+    },
+  };
 }

@@ -5,11 +5,11 @@
  * upstream sees the connection close and stops generating (and billing us).
  */
 import type { CanonicalEvent } from '../../protocol/canonical.js';
-import { decodeSse } from '../../lib/sse-decoder.js';
+import { decodeSse, type SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { UnreadableStreamError, type StreamTranslator } from './stream-translator.js';
 import { describeStreamFailure } from './transport-failure.js';
-import type { UpstreamHttpClient } from './upstream-http.js';
+import type { UpstreamBody, UpstreamHttpClient } from './upstream-http.js';
 
 /** What one canonical call sends, and how its answer is read. */
 export interface CanonicalRoute {
@@ -24,6 +24,11 @@ export interface CanonicalRoute {
    * with the 200, say) still lets the router fail over, and so does `UnreadableStreamError`.
    */
   wholeBody: (text: string) => CanonicalEvent[];
+  /**
+   * How the body is split into events, for a stream that is not SSE (Bedrock's binary event
+   * stream, docs/wire-protocols.md §18.4): each message as an event. SSE by default.
+   */
+  decode?: (body: UpstreamBody) => AsyncIterable<SseEvent>;
 }
 
 /** The message of the `error` event for a body that ended before the answer was whole. */
@@ -50,7 +55,7 @@ export async function* streamCanonical(client: UpstreamHttpClient, route: Canoni
     const translator = route.translator;
     let failure: string | undefined;
     try {
-      for await (const sse of decodeSse(response.body)) {
+      for await (const sse of (route.decode ?? decodeSse)(response.body)) {
         // Past the end of the answer only the connection's tail remains; read it for keep-alive.
         if (translator.complete) continue;
         for (const event of translator.translate(sse)) {

@@ -50,6 +50,22 @@ describe('downgraded efforts', () => {
     expect(sentBudget('anthropic', 'low', 1_500)).toBeNull();
   });
 
+  it('counts Claude on Bedrock with Anthropic’s budgets, and no other Bedrock family', () => {
+    const config = parseConfig(
+      {
+        providers: [{ name: 'aws', type: 'bedrock', region: 'us-east-1' }],
+        models: [
+          { id: 'claude', prices: { input: 1, output: 1 }, reasoning_efforts: ['high'], max_output_tokens: 8_192, targets: [{ provider: 'aws', model: 'us.anthropic.claude-sonnet-4-20250514-v1:0' }] },
+          { id: 'nova', prices: { input: 1, output: 1 }, reasoning_efforts: ['high'], max_output_tokens: 8_192, targets: [{ provider: 'aws', model: 'amazon.nova-pro-v1:0' }] },
+        ],
+      },
+      'test',
+    );
+    const found = downgradedEfforts(config);
+    expect(found.map((entry) => `${entry.model}:${entry.providerType}:${entry.effort}:${entry.sent}`)).toEqual(['claude:bedrock:high:7168']);
+    expect(describeDowngrade(found[0]!)).toContain('on bedrock provider "aws"');
+  });
+
   it('finds nothing when the cap leaves room for every budget, or for efforts the model does not allow', () => {
     expect(downgradedEfforts(catalog(66_560))).toEqual([]);
     expect(downgradedEfforts(catalog(8_192, []))).toEqual([]);

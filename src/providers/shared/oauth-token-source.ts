@@ -24,7 +24,7 @@ import { isRecord, parseJson } from '../../lib/json-value.js';
 import { UpstreamError } from '../provider.js';
 import { createRedactor, type Redactor } from './redaction.js';
 import { classifyTransportFailure } from './transport-failure.js';
-import type { CallCredentials, CredentialLease } from './call-credentials.js';
+import { soleLease, type CallCredentials, type CredentialLease } from './call-credentials.js';
 
 /** The margin before expiry at which a token is renewed: a tenth of its life, at most five minutes. */
 export function renewalMargin(lifeMs: number): number {
@@ -60,20 +60,6 @@ export interface OAuthTokenSourceOptions {
   timeouts: TimeoutsConfig;
   /** The clock a token's expiry is read on (ms since epoch); the system clock by default. */
   now?: () => number;
-}
-
-/**
- * The lease of a credential that has no sibling (one token, one signature): a refusal is reported
- * to `onRefused`, and the call is not sent again.
- */
-export function soleLease(headers: Readonly<Record<string, string>>, onRefused: () => void): CredentialLease {
-  return {
-    headers,
-    failed: (verdict) => {
-      if (verdict.outcome === 'refused') onRefused();
-      return undefined;
-    },
-  };
 }
 
 export class OAuthTokenSource implements CallCredentials {

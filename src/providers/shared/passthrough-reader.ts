@@ -31,19 +31,29 @@ export function failureText(error: unknown): string {
   return error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
 }
 
+/** What cuts a body's chunks into events, synchronously (`SseSplitter` is one). */
+export interface EventSplitter {
+  /** Hands the events `chunk` completes to `handler`; throws on garbage. */
+  push(chunk: Uint8Array, handler: SseEventHandler): void;
+  /** The body ended: what is left unfinished is dropped. */
+  end(): void;
+}
+
 const ignore = (): void => undefined;
 
 export class PassthroughReader implements PassthroughFrames, SseEventHandler {
   readonly #body: UpstreamBody;
   readonly #framer: PassthroughFramer;
-  readonly #splitter = new SseSplitter();
+  readonly #splitter: EventSplitter;
   #sink: FrameSink | undefined;
   /** A frame ended the answer, or the body was released: whatever follows is dropped. */
   #over = false;
 
-  constructor(body: UpstreamBody, framer: PassthroughFramer) {
+  /** `splitter` cuts the body into events: SSE by default, or another framing (Bedrock's event stream). */
+  constructor(body: UpstreamBody, framer: PassthroughFramer, splitter: EventSplitter = new SseSplitter()) {
     this.#body = body;
     this.#framer = framer;
+    this.#splitter = splitter;
   }
 
   start(sink: FrameSink): void {

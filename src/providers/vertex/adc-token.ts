@@ -10,8 +10,7 @@
  */
 import { GoogleAuth } from 'google-auth-library';
 import { UpstreamError } from '../provider.js';
-import type { CallCredentials, CredentialLease } from '../shared/call-credentials.js';
-import { soleLease } from '../shared/oauth-token-source.js';
+import { soleLease, type CallCredentials, type CredentialLease } from '../shared/call-credentials.js';
 
 /** The library's explanation is cut to this length. */
 const REASON_LIMIT = 300;

@@ -1,0 +1,91 @@
+/**
+ * Bedrock's streamed answers (`application/vnd.amazon.eventstream`, docs/wire-protocols.md §18.4)
+ * cut into events: each binary message is found by its length prelude and decoded (checksums,
+ * headers) by AWS's own codec, one message at a time, so a stream holds at most one unfinished
+ * message. A message becomes an event named after what it is, with its payload as text:
+ * - `:message-type: event` → its `:event-type` (`contentBlockDelta`, `chunk`, …);
+ * - `:message-type: exception` → `exception:` and its `:exception-type` (`exception:throttlingException`);
+ * - `:message-type: error` → `error:` and its `:error-code`, the payload `{"message": :error-message}`.
+ * The same splitter feeds the canonical path (`decodeEventStream`) and the pass-through's reader.
+ */
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type { SseEvent, SseEventHandler } from '../../lib/sse-decoder.js';
+import type { EventSplitter } from '../shared/passthrough-reader.js';
+import { UnreadableStreamError } from '../shared/stream-translator.js';
+
+type Message = ReturnType<EventStreamCodec['decode']>;
+type MessageHeaders = Message['headers'];
+
+/** A message's prelude: total length, headers length, their checksum. */
+const PRELUDE_BYTES = 12;
+/** AWS's own limit for one event-stream message is 16 MiB; nothing longer is read. */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/** The event name of a message and its payload's text (see the file comment). */
+export function eventOfMessage(message: Message): SseEvent {
+  const headers = message.headers;
+  const kind = stringHeader(headers, ':message-type');
+  const body = toUtf8(message.body);
+  if (kind === 'event') return { event: stringHeader(headers, ':event-type') ?? '', data: body };
+  if (kind === 'exception') return { event: `exception:${stringHeader(headers, ':exception-type') ?? ''}`, data: body };
+  if (kind === 'error') return { event: `error:${stringHeader(headers, ':error-code') ?? ''}`, data: JSON.stringify({ message: stringHeader(headers, ':error-message') ?? '' }) };
+  throw new UnreadableStreamError(`The upstream sent an event-stream message of an unknown type (${String(kind)}).`);
+}
+
+function stringHeader(headers: MessageHeaders, name: string): string | undefined {
+  const header = headers[name];
+  return header?.type === 'string' ? header.value : undefined;
+}
+
+export class EventStreamSplitter implements EventSplitter {
+  readonly #codec = new EventStreamCodec(toUtf8, fromUtf8);
+  /** The bytes of a message not yet whole (an exact-size copy, so no chunk is kept alive). */
+  #carry: Buffer | undefined;
+
+  push(chunk: Uint8Array, handler: SseEventHandler): void {
+    let bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (this.#carry !== undefined) {
+      bytes = Buffer.concat([this.#carry, bytes]);
+      this.#carry = undefined;
+    }
+    let offset = 0;
+    while (bytes.length - offset >= PRELUDE_BYTES) {
+      const length = bytes.readUInt32BE(offset);
+      if (length < PRELUDE_BYTES + 4 || length > MAX_MESSAGE_BYTES) throw new UnreadableStreamError(`The upstream sent an event-stream message of ${length} bytes, outside the format's bounds.`);
+      if (bytes.length - offset < length) break;
+      const { event, data } = this.#decode(bytes.subarray(offset, offset + length));
+      offset += length;
+      handler.sseEvent(event, data, '');
+    }
+    if (offset < bytes.length) this.#carry = Buffer.from(bytes.subarray(offset));
+  }
+
+  end(): void {
+    this.#carry = undefined;
+  }
+
+  #decode(bytes: Uint8Array): SseEvent {
+    let message: Message;
+    try {
+      message = this.#codec.decode(bytes);
+    } catch (error) {
+      // A checksum that does not match, headers that do not parse: the stream is not to be trusted.
+      throw new UnreadableStreamError(`The upstream sent an unreadable event-stream message (${error instanceof Error ? error.message : 'undecodable'}).`);
+    }
+    return eventOfMessage(message);
+  }
+}
+
+/** The events of an event-stream body, in order, as the canonical path reads them. */
+export async function* decodeEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
+  const splitter = new EventStreamSplitter();
+  const ready: SseEvent[] = [];
+  const handler: SseEventHandler = { sseEvent: (event, data) => void ready.push({ event, data }) };
+  for await (const chunk of body) {
+    splitter.push(chunk, handler);
+    // One by one, so that `for await` backpressure reaches the body.
+    for (let event = ready.shift(); event !== undefined; event = ready.shift()) yield event;
+  }
+  splitter.end();
+}
