@@ -400,10 +400,14 @@ async function main() {
   const supportHandles = [];
 
   /** Prepares and starts one gateway; a failure makes it "not available" (with the reason), not the run's end. */
-  const addTollgate = async (name, { workers = 1, variant = false, prepareOptions = {}, env = {}, supportPids = [], gatewayPath = flags.gateway, skipScenarios = [] } = {}) => {
+  const addTollgate = async (name, { workers = 1, variant = false, prepareOptions = {}, env = {}, supportPids = [], gatewayPath = flags.gateway } = {}) => {
+    // A build from before the embeddings endpoint refuses a catalog naming it: its catalog leaves
+    // that model out, and it sits out that scenario.
+    const embeddings = servesEmbeddings(gatewayPath);
+    const skipScenarios = embeddings ? [] : ['embeddings'];
     let prepared;
     try {
-      prepared = prepare(name, { ...prepareOptions, gatewayPath });
+      prepared = prepare(name, { ...prepareOptions, gatewayPath, embeddings });
     } catch (error) {
       const reason = `setting it up failed: ${String(error.stderr ?? error.message).trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`;
       results.unavailable[name] = reason;
@@ -425,12 +429,8 @@ async function main() {
   };
 
   await addTollgate('tollgate-1');
-  // The build before a change, beside tollgate-1 in the same cells. Builds from before the
-  // embeddings endpoint refuse a catalog naming it, so theirs leaves that model out.
-  if (flags.baseline !== undefined) {
-    const withEmbeddings = baselineServesEmbeddings(flags.baseline);
-    await addTollgate(BASELINE, { gatewayPath: flags.baseline, prepareOptions: { embeddings: withEmbeddings }, skipScenarios: withEmbeddings ? [] : ['embeddings'] });
-  }
+  // The build before a change, beside tollgate-1 in the same cells.
+  if (flags.baseline !== undefined) await addTollgate(BASELINE, { gatewayPath: flags.baseline });
   // The request log's cost: the same one-worker gateway with the log off, measured in the same cells.
   if (flags['no-log-compare']) results.leftOut['tollgate-1-nolog'] = '--no-log-compare';
   else await addTollgate('tollgate-1-nolog', { variant: true, prepareOptions: { log: false } });
@@ -501,7 +501,7 @@ async function main() {
 }
 
 /** Whether a build knows the embeddings endpoint (its catalog schema names it). */
-function baselineServesEmbeddings(gatewayPath) {
+function servesEmbeddings(gatewayPath) {
   const schema = join(dirname(dirname(gatewayPath)), 'config', 'schema.js');
   return existsSync(schema) && readFileSync(schema, 'utf8').includes("'embeddings'");
 }
