@@ -386,7 +386,9 @@ async function main() {
   const prepare = (name, options = {}) => {
     const instanceFolder = join(folder, name);
     mkdirSync(instanceFolder);
-    return prepareTollgate({ gatewayPath: flags.gateway, folder: instanceFolder, mockPort: mock.port, ...options });
+    // A build from before the embeddings endpoint refuses a catalog naming it: its catalog leaves that model out.
+    const gatewayPath = options.gatewayPath ?? flags.gateway;
+    return prepareTollgate({ folder: instanceFolder, mockPort: mock.port, ...options, gatewayPath, embeddings: servesEmbeddings(gatewayPath) });
   };
 
   if (flags.profile) return profile(mock, prepare('tollgate-profiled'));
@@ -401,13 +403,11 @@ async function main() {
 
   /** Prepares and starts one gateway; a failure makes it "not available" (with the reason), not the run's end. */
   const addTollgate = async (name, { workers = 1, variant = false, prepareOptions = {}, env = {}, supportPids = [], gatewayPath = flags.gateway } = {}) => {
-    // A build from before the embeddings endpoint refuses a catalog naming it: its catalog leaves
-    // that model out, and it sits out that scenario.
-    const embeddings = servesEmbeddings(gatewayPath);
-    const skipScenarios = embeddings ? [] : ['embeddings'];
+    // A build from before the embeddings endpoint sits out that scenario (see `prepare`).
+    const skipScenarios = servesEmbeddings(gatewayPath) ? [] : ['embeddings'];
     let prepared;
     try {
-      prepared = prepare(name, { ...prepareOptions, gatewayPath, embeddings });
+      prepared = prepare(name, { ...prepareOptions, gatewayPath });
     } catch (error) {
       const reason = `setting it up failed: ${String(error.stderr ?? error.message).trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`;
       results.unavailable[name] = reason;
