@@ -2,8 +2,11 @@
  * The Claude Code CLI (`@anthropic-ai/claude-code`, pinned in test/support/claude-code.ts) driving
  * the real gateway through `POST /v1/messages`: a plain answer, a thinking turn, a Bash tool turn
  * and a file edit (Read, then Edit), through an Anthropic upstream (pass-through: the client's body
- * and betas reach the upstream as sent), through a chat-only OpenAI upstream (translated) and
- * through an Azure OpenAI chat deployment (translated, the resource's key in `api-key`).
+ * and betas reach the upstream as sent), through a chat-only OpenAI upstream (translated), through
+ * an Azure OpenAI chat deployment (translated, the resource's key in `api-key`) and through Vertex
+ * AI's Claude (`publisher: anthropic`, passed through at the model's `:streamRawPredict` with no
+ * `model` in the body, `anthropic_version: vertex-2023-10-16`, the betas still in `anthropic-beta`,
+ * and a bearer token the service account's token endpoint issued for the account's JWT).
  * Claude Code sends what it sends to Anthropic: `?beta=true`, `anthropic-beta` with its betas,
  * adaptive thinking with `output_config.effort`, `cache_control`, `context_management`, a
  * mid-conversation `system` message, a deferred tool, and a `HEAD /api/hello` probe first.
@@ -22,6 +25,7 @@ import { readChatConversation } from '../codex/chat-model-double.js';
 import type { Conversation } from '../codex/model-script.js';
 import * as script from './claude-script.js';
 import { azureAddress } from '../codex/model-double-server.js';
+import { startVertexAccount, vertexAddress, vertexProvider, type VertexAccount } from '../codex/vertex-address.js';
 import { startAnthropicClaudeDouble, startChatClaudeDouble, type ReportedUsage, type ScriptedDouble } from './claude-doubles.js';
 import { makeWorkspace, readWorkspaceFile, runClaude, type ClaudeRunResult } from './run-claude.js';
 
@@ -38,6 +42,8 @@ const CHAT_KEY = 'sk-chat-upstream-secret';
 const ANTHROPIC_KEY = 'sk-ant-upstream-secret';
 const AZURE_KEY = 'azure-upstream-secret';
 const AZURE_DEPLOYMENT = 'claude-code-chat';
+/** Vertex names Claude's versions with an `@`, which stays as it is in the address. */
+const VERTEX_CLAUDE = 'claude-sonnet-4-5@20250929';
 const RUN_TIMEOUT_MS = 90_000;
 /** USD per 1M tokens; whole nano-USD per token, so the expected bill needs no rounding. */
 const PRICES = { input: '3', cached_input: '0.3', cache_write: '3.75', output: '15' };
@@ -49,10 +55,12 @@ interface Route {
   upstream: () => ScriptedDouble;
   read: (body: Record<string, unknown>) => Conversation;
   keyAs: 'api-key' | 'bearer';
-  /** The model the catalog's target names upstream. */
-  upstreamModel: string;
+  /** The model the upstream's body names (none on Vertex, whose address names it). */
+  upstreamModel: string | undefined;
   /** The upstream speaks Messages: the client's body and betas go through as sent. */
   passthrough: boolean;
+  /** Pass-through: the body fields the gateway sets for this upstream, and the headers it is called with. */
+  dressing?: () => { fields: Record<string, unknown>; headers: Record<string, string | undefined> };
 }
 
 describe.skipIf(installation.error !== undefined && !inCi)('claude -p through Tollgate', () => {
@@ -60,13 +68,38 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
   let anthropicUpstream: ScriptedDouble;
   let chatUpstream: ScriptedDouble;
   let azureUpstream: ScriptedDouble;
+  let vertexUpstream: ScriptedDouble;
+  let vertexAccount: VertexAccount | undefined;
   let workspace = '';
   const accounts = new Map<string, { accountId: string; secret: string }>();
 
   const routes: Route[] = [
-    { label: 'an Anthropic upstream (pass-through)', model: 'claude-via-anthropic', upstream: () => anthropicUpstream, read: readAnthropicConversation, keyAs: 'api-key', upstreamModel: 'claude-upstream-model', passthrough: true },
+    {
+      label: 'an Anthropic upstream (pass-through)',
+      model: 'claude-via-anthropic',
+      upstream: () => anthropicUpstream,
+      read: readAnthropicConversation,
+      keyAs: 'api-key',
+      upstreamModel: 'claude-upstream-model',
+      passthrough: true,
+      dressing: () => ({ fields: { service_tier: 'standard_only', anthropic_version: undefined }, headers: { 'x-api-key': ANTHROPIC_KEY, authorization: undefined } }),
+    },
     { label: 'a chat-only OpenAI upstream', model: 'claude-via-chat', upstream: () => chatUpstream, read: readChatConversation, keyAs: 'bearer', upstreamModel: 'chat-upstream-model', passthrough: false },
     { label: 'an Azure OpenAI chat deployment', model: 'claude-via-azure', upstream: () => azureUpstream, read: readChatConversation, keyAs: 'api-key', upstreamModel: AZURE_DEPLOYMENT, passthrough: false },
+    {
+      label: "Vertex AI's Claude (publisher anthropic, pass-through)",
+      model: 'claude-via-vertex',
+      upstream: () => vertexUpstream,
+      read: readAnthropicConversation,
+      keyAs: 'api-key',
+      upstreamModel: undefined,
+      passthrough: true,
+      // Vertex sells no Anthropic service tier; the one token fetched for the key file is reused.
+      dressing: () => ({
+        fields: { service_tier: undefined, anthropic_version: 'vertex-2023-10-16' },
+        headers: { authorization: `Bearer ${[...vertexAccount!.tokens.issued.keys()].join(' ')}`, 'x-api-key': undefined },
+      }),
+    },
   ];
 
   beforeAll(async () => {
@@ -74,6 +107,8 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
     anthropicUpstream = await startAnthropicClaudeDouble(ANTHROPIC_KEY, () => workspace);
     chatUpstream = await startChatClaudeDouble(CHAT_KEY, () => workspace);
     azureUpstream = await startChatClaudeDouble(AZURE_KEY, () => workspace, azureAddress(AZURE_KEY, 'chat/completions', AZURE_DEPLOYMENT));
+    vertexAccount = await startVertexAccount();
+    vertexUpstream = await startAnthropicClaudeDouble('', () => workspace, vertexAddress(vertexAccount.tokens, 'anthropic', VERTEX_CLAUDE, 'streamRawPredict'));
     const efforts = { reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'], max_output_tokens: 16_384 };
     harness = await startHarness({
       catalog: {
@@ -81,11 +116,13 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
           { name: 'chat-only', type: 'openai', base_url: chatUpstream.baseUrl, api_key_env: 'CHAT_UPSTREAM_KEY', api: 'chat' },
           { name: 'claude', type: 'anthropic', base_url: anthropicUpstream.baseUrl, api_key_env: 'ANTHROPIC_UPSTREAM_KEY' },
           { name: 'azure', type: 'azure', endpoint: azureUpstream.origin, url_form: 'deployments', api_version: '2024-10-21', api: 'chat', api_key_env: 'AZURE_UPSTREAM_KEY' },
+          vertexProvider('vertex-claude', vertexUpstream.origin, vertexAccount.account, 'anthropic'),
         ],
         models: [
           { id: 'claude-via-chat', prices: PRICES, ...efforts, targets: [{ provider: 'chat-only', model: 'chat-upstream-model' }] },
           { id: 'claude-via-anthropic', prices: PRICES, ...efforts, targets: [{ provider: 'claude', model: 'claude-upstream-model' }] },
           { id: 'claude-via-azure', prices: PRICES, ...efforts, targets: [{ provider: 'azure', model: AZURE_DEPLOYMENT }] },
+          { id: 'claude-via-vertex', prices: PRICES, ...efforts, targets: [{ provider: 'vertex-claude', model: VERTEX_CLAUDE }] },
         ],
       },
       env: { CHAT_UPSTREAM_KEY: CHAT_KEY, ANTHROPIC_UPSTREAM_KEY: ANTHROPIC_KEY, AZURE_UPSTREAM_KEY: AZURE_KEY },
@@ -98,6 +135,8 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
     await anthropicUpstream?.close();
     await chatUpstream?.close();
     await azureUpstream?.close();
+    await vertexUpstream?.close();
+    await vertexAccount?.close();
   });
 
   const run = async (route: Route, prompt: string, files: Record<string, string> = {}): Promise<{ run: ClaudeRunResult; requests: Array<Record<string, unknown>>; workspace: string }> => {
@@ -126,15 +165,16 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
       expect(first?.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['Bash', 'Read', 'Edit']));
       const body = requests[0]!;
       if (route.passthrough) {
-        // Forwarded as sent, except what the gateway controls: model, output cap, service tier.
+        // Forwarded as sent, except what the gateway controls: model, output cap, service tier (and Vertex's version).
         expect(body.model).toBe(route.upstreamModel);
         expect(body.max_tokens).toBe(16_384);
-        expect(body.service_tier).toBe('standard_only');
+        const dressing = route.dressing!();
+        for (const [field, value] of Object.entries(dressing.fields)) expect(body[field], field).toBe(value);
         expect(body.context_management).toEqual(expect.any(Object));
         expect(body.metadata).toEqual(expect.any(Object));
         const headers = route.upstream().requests.at(-1)!.headers;
         expect(headers['anthropic-beta']).toContain('context-management-2025-06-27');
-        expect(headers['x-api-key']).toBe(ANTHROPIC_KEY);
+        for (const [name, value] of Object.entries(dressing.headers)) expect(headers[name], name).toBe(value);
       } else {
         expect(body.model).toBe(route.upstreamModel);
         expect(body.max_completion_tokens).toBe(16_384);

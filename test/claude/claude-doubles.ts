@@ -2,7 +2,8 @@
  * The two upstreams Claude Code is run through, each a real HTTP server speaking its real wire
  * format and playing the scripted model of claude-script.ts:
  * - an Anthropic Messages upstream (docs/wire-protocols.md §4.4): named events, a `ping`, thinking
- *   blocks with a signature, and usage with cache reads, cache writes and the thinking count;
+ *   blocks with a signature, and usage with cache reads, cache writes and the thinking count; at
+ *   Anthropic's address, or at a Vertex AI Claude model's (§19.3);
  * - a chat-only OpenAI upstream (§1.4): `reasoning_content` deltas, tool calls in fragments, and
  *   a usage chunk with cached and reasoning counts; at OpenAI's address, or at an Azure OpenAI
  *   deployment's (§17).
@@ -33,11 +34,13 @@ const THINKING_TOKENS = 17;
 const CHAT_USAGE = { prompt_tokens: 6_311, cached_tokens: 4_099, completion_tokens: 53 };
 const CHAT_REASONING_TOKENS = 13;
 
-export async function startAnthropicClaudeDouble(upstreamKey: string, workspace: () => string): Promise<ScriptedDouble> {
+/** At Anthropic's address with its key in `x-api-key`, unless `at` says otherwise (e.g. `vertexAddress`). */
+export async function startAnthropicClaudeDouble(upstreamKey: string, workspace: () => string, at?: DoubleAddress): Promise<ScriptedDouble> {
   const reported: ReportedUsage[] = [];
   const double = await startModelDouble({
     path: '/v1/messages',
     authorized: (headers) => headers['x-api-key'] === upstreamKey,
+    ...at,
     answer: (body, response) => {
       const turn = claudeTurn(readAnthropicConversation(body), workspace());
       const thinkingTokens = turn.thinking === undefined ? 0 : THINKING_TOKENS;
@@ -48,7 +51,8 @@ export async function startAnthropicClaudeDouble(upstreamKey: string, workspace:
         outputTokens: ANTHROPIC_USAGE.output_tokens,
         reasoningTokens: thinkingTokens,
       });
-      writeAnthropicTurn(response, String(body.model), turn, body.stream === true, thinkingTokens);
+      // Vertex's Claude names the model in the address, not in the body.
+      writeAnthropicTurn(response, typeof body.model === 'string' ? body.model : 'claude-double', turn, body.stream === true, thinkingTokens);
     },
   });
   return { ...double, reported };

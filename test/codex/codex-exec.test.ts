@@ -2,8 +2,10 @@
  * The Codex CLI (`@openai/codex`, pinned in test/support/codex.ts) with its stock configuration
  * (a provider block and nothing else, as the README shows) driving the real gateway through every
  * provider type: a Responses upstream (pass-through), a chat-only OpenAI-compatible upstream,
- * Anthropic, Gemini, and Azure OpenAI (its `/openai/v1/` address, Responses passed through, the
- * resource's key in `api-key`). Two catalog ids per route, one of each family Codex treats differently:
+ * Anthropic, Gemini, Azure OpenAI (its `/openai/v1/` address, Responses passed through, the
+ * resource's key in `api-key`) and Vertex AI's Gemini (`publisher: google`: Gemini's body at the
+ * project's publisher-model address, with a bearer token the service account's token endpoint
+ * issued for the account's JWT). Two catalog ids per route, one of each family Codex treats differently:
  * - `model-5.6-…`: Codex has no metadata for it and sends its default tools: `exec_command` and
  *   other functions, a `namespace` (multi-agent) and the hosted `web_search`;
  * - `gpt-5.6-sol-…`: Codex's bundled metadata applies ("code mode"): no `tools` field, but an
@@ -28,6 +30,7 @@ import type { ModelDouble, RecordedRequest } from './model-double-server.js';
 import { PLAIN_ANSWER, SHELL_TASK, THINKING, type Conversation } from './model-script.js';
 import { PATCH_ANSWER, PATCH_FILE, PATCH_FILE_TEXT } from './patch-call.js';
 import { azureAddress } from './model-double-server.js';
+import { startVertexAccount, vertexAddress, vertexProvider, type VertexAccount } from './vertex-address.js';
 import { readResponsesConversation, RESPONSES_CALL_ID, startResponsesModelDouble } from './responses-model-double.js';
 import { runCodexExec, type CodexExecResult } from './run-codex.js';
 import { COMMAND_OUTPUT, FINAL_ANSWER, isRecord } from './shell-call.js';
@@ -50,7 +53,7 @@ type Effort = (typeof EFFORTS)[number];
 
 /** One way to an upstream. */
 interface Route {
-  key: 'passthrough' | 'chat' | 'anthropic' | 'gemini' | 'azure';
+  key: 'passthrough' | 'chat' | 'anthropic' | 'gemini' | 'azure' | 'vertex';
   label: string;
   /** The upstream speaks Responses: Codex's request goes through as sent. */
   passthrough: boolean;
@@ -84,6 +87,7 @@ const tagged = (text: string): { prompt: string; tag: string } => {
 describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its stock config through Tollgate', () => {
   let harness: Harness;
   const doubles: Partial<Record<Route['key'], ModelDouble>> = {};
+  let vertexAccount: VertexAccount | undefined;
   let secret: string;
 
   const double = (key: Route['key']) => (): ModelDouble => {
@@ -129,6 +133,15 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
       callId: RESPONSES_CALL_ID,
       reasoningFor: (effort) => effort,
     },
+    {
+      key: 'vertex',
+      label: "Vertex AI's Gemini (publisher google, a service account's token)",
+      passthrough: false,
+      upstream: double('vertex'),
+      read: readGeminiConversation,
+      callId: GEMINI_CALL_ID,
+      reasoningFor: (effort) => ({ thinkingBudget: GEMINI_BUDGETS[effort], includeThoughts: true }),
+    },
   ];
 
   beforeAll(async () => {
@@ -138,7 +151,9 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
     doubles.anthropic = await startAnthropicModelDouble(KEYS.anthropic);
     doubles.gemini = await startGeminiModelDouble(KEYS.gemini);
     doubles.azure = await startResponsesModelDouble(KEYS.azure, azureAddress(KEYS.azure, 'responses'));
-    const providerOf: Record<Route['key'], string> = { passthrough: 'responses', chat: 'chat-only', anthropic: 'claude', gemini: 'google', azure: 'azure' };
+    vertexAccount = await startVertexAccount();
+    doubles.vertex = await startGeminiModelDouble('', vertexAddress(vertexAccount.tokens, 'google', 'vertex-upstream-model', 'streamGenerateContent?alt=sse'));
+    const providerOf: Record<Route['key'], string> = { passthrough: 'responses', chat: 'chat-only', anthropic: 'claude', gemini: 'google', azure: 'azure', vertex: 'vertex-gemini' };
     const models = routes.flatMap((route) =>
       FAMILIES.map((family) => ({
         id: family.model(route),
@@ -156,6 +171,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
           { name: 'claude', type: 'anthropic', base_url: doubles.anthropic.baseUrl, api_key_env: 'ANTHROPIC_UPSTREAM_KEY' },
           { name: 'google', type: 'gemini', base_url: doubles.gemini.baseUrl, api_key_env: 'GEMINI_UPSTREAM_KEY' },
           { name: 'azure', type: 'azure', endpoint: doubles.azure.origin, url_form: 'v1', api: 'responses', api_key_env: 'AZURE_UPSTREAM_KEY' },
+          vertexProvider('vertex-gemini', doubles.vertex.origin, vertexAccount.account, 'google'),
         ],
         models,
       },
@@ -167,6 +183,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
   afterAll(async () => {
     await harness?.close();
     for (const upstream of Object.values(doubles)) await upstream.close();
+    await vertexAccount?.close();
   });
 
   const exec = (model: string, prompt: string, options: { effort?: Effort; readBack?: string[] } = {}): Promise<CodexExecResult> =>
@@ -247,7 +264,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
           // pass-through) and the command's real output joined to it by the call id.
           expect(second!.calls).toHaveLength(1);
           const call = second!.calls[0]!;
-          if (route.key !== 'gemini' || call.id !== undefined) expect(call.id).toBe(route.callId);
+          if ((route.key !== 'gemini' && route.key !== 'vertex') || call.id !== undefined) expect(call.id).toBe(route.callId);
           if (family.codeMode) expect(route.passthrough ? [call.namespace, call.name] : [call.name]).toEqual(route.passthrough ? ['functions', 'exec'] : ['functions__exec']);
           else expect(call.name).toBe('exec_command');
           expect(second!.outputs).toHaveLength(1);

@@ -2,19 +2,21 @@
  * A Gemini upstream (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`, docs/wire-protocols.md
  * §5) playing the scripted model: a call is one `functionCall` part (with its id and a thought
  * signature, as Gemini 3 sends them), and a request with a `thinkingConfig` gets a thought part
- * first. Usage comes with every chunk, as Gemini sends it.
+ * first. Usage comes with every chunk, as Gemini sends it. At the Gemini API's address with its key,
+ * unless `at` says otherwise (e.g. `vertexAddress`, a Vertex AI publisher model, §19.4).
  */
 import type { ServerResponse } from 'node:http';
-import { startModelDouble, writeSse, type ModelDouble } from './model-double-server.js';
+import { startModelDouble, writeSse, type DoubleAddress, type ModelDouble } from './model-double-server.js';
 import { scriptedTurn, type Conversation } from './model-script.js';
 import { isRecord, textOf, type DeclaredTool } from './shell-call.js';
 
 export const GEMINI_CALL_ID = 'gemini_call_shell_1';
 
-export async function startGeminiModelDouble(upstreamKey: string): Promise<ModelDouble> {
+export async function startGeminiModelDouble(upstreamKey: string, at?: DoubleAddress): Promise<ModelDouble> {
   return startModelDouble({
     path: /^\/v1\/models\/[^/]+:streamGenerateContent\?alt=sse$/,
     authorized: (headers) => headers['x-goog-api-key'] === upstreamKey,
+    ...at,
     answer,
   });
 }
