@@ -2,8 +2,10 @@
  * The Codex CLI (`@openai/codex`, pinned in test/support/codex.ts) with its stock configuration
  * (a provider block and nothing else, as the README shows) driving the real gateway through every
  * provider type: a Responses upstream (pass-through), a chat-only OpenAI-compatible upstream,
- * Anthropic, Gemini, and Azure OpenAI (its `/openai/v1/` address, Responses passed through, the
- * resource's key in `api-key`). Two catalog ids per route, one of each family Codex treats differently:
+ * Anthropic, Gemini, Azure OpenAI (its `/openai/v1/` address, Responses passed through, the
+ * resource's key in `api-key`) and Claude on AWS Bedrock (ConverseStream: every request
+ * SigV4-signed, the answer in AWS's event stream). Two catalog ids per route, one of each family
+ * Codex treats differently:
  * - `model-5.6-…`: Codex has no metadata for it and sends its default tools: `exec_command` and
  *   other functions, a `namespace` (multi-agent) and the hosted `web_search`;
  * - `gpt-5.6-sol-…`: Codex's bundled metadata applies ("code mode"): no `tools` field, but an
@@ -28,6 +30,8 @@ import type { ModelDouble, RecordedRequest } from './model-double-server.js';
 import { PLAIN_ANSWER, SHELL_TASK, THINKING, type Conversation } from './model-script.js';
 import { PATCH_ANSWER, PATCH_FILE, PATCH_FILE_TEXT } from './patch-call.js';
 import { azureAddress } from './model-double-server.js';
+import { bedrockAddress } from './bedrock-address.js';
+import { CONVERSE_TOOL_USE_ID, readConverseConversation, startConverseModelDouble } from './converse-model-double.js';
 import { readResponsesConversation, RESPONSES_CALL_ID, startResponsesModelDouble } from './responses-model-double.js';
 import { runCodexExec, type CodexExecResult } from './run-codex.js';
 import { COMMAND_OUTPUT, FINAL_ANSWER, isRecord } from './shell-call.js';
@@ -42,6 +46,7 @@ if (installation.error !== undefined && !inCi) {
 }
 
 const KEYS = { responses: 'sk-responses-upstream', chat: 'sk-chat-upstream', anthropic: 'sk-ant-upstream', gemini: 'gemini-upstream-key', azure: 'azure-upstream-key' };
+const BEDROCK = { region: 'eu-west-1', accessKeyId: 'AKIACODEXEXEC0000001', secretAccessKey: 'codex/bedrock/secret/3e4f' };
 const RUN_TIMEOUT_MS = 90_000;
 /** Large enough that no effort's thinking budget is cut (the largest is Anthropic's 65536). */
 const MAX_OUTPUT_TOKENS = 100_000;
@@ -50,7 +55,7 @@ type Effort = (typeof EFFORTS)[number];
 
 /** One way to an upstream. */
 interface Route {
-  key: 'passthrough' | 'chat' | 'anthropic' | 'gemini' | 'azure';
+  key: 'passthrough' | 'chat' | 'anthropic' | 'gemini' | 'azure' | 'bedrock';
   label: string;
   /** The upstream speaks Responses: Codex's request goes through as sent. */
   passthrough: boolean;
@@ -60,6 +65,8 @@ interface Route {
   callId: string;
   /** What the upstream must have been asked for, for an effort (in its own terms). */
   reasoningFor: (effort: Effort) => unknown;
+  /** The model the catalog's targets name upstream (`<key>-upstream-model` when not said). */
+  upstreamModel?: string;
 }
 
 interface Family {
@@ -129,6 +136,17 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
       callId: RESPONSES_CALL_ID,
       reasoningFor: (effort) => effort,
     },
+    {
+      key: 'bedrock',
+      label: 'Claude on AWS Bedrock (ConverseStream)',
+      passthrough: false,
+      upstream: double('bedrock'),
+      read: readConverseConversation,
+      callId: CONVERSE_TOOL_USE_ID,
+      // Converse gets Claude's thinking, with Anthropic's budgets, for a Claude model id only.
+      reasoningFor: (effort) => ({ type: 'enabled', budget_tokens: ANTHROPIC_BUDGETS[effort] }),
+      upstreamModel: 'anthropic.claude-sonnet-4-5-20250929-v1:0',
+    },
   ];
 
   beforeAll(async () => {
@@ -138,14 +156,15 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
     doubles.anthropic = await startAnthropicModelDouble(KEYS.anthropic);
     doubles.gemini = await startGeminiModelDouble(KEYS.gemini);
     doubles.azure = await startResponsesModelDouble(KEYS.azure, azureAddress(KEYS.azure, 'responses'));
-    const providerOf: Record<Route['key'], string> = { passthrough: 'responses', chat: 'chat-only', anthropic: 'claude', gemini: 'google', azure: 'azure' };
+    doubles.bedrock = await startConverseModelDouble(bedrockAddress(BEDROCK, 'converse'));
+    const providerOf: Record<Route['key'], string> = { passthrough: 'responses', chat: 'chat-only', anthropic: 'claude', gemini: 'google', azure: 'azure', bedrock: 'bedrock' };
     const models = routes.flatMap((route) =>
       FAMILIES.map((family) => ({
         id: family.model(route),
         prices: { input: '1', output: '4' },
         reasoning_efforts: [...EFFORTS],
         max_output_tokens: MAX_OUTPUT_TOKENS,
-        targets: [{ provider: providerOf[route.key], model: `${route.key}-upstream-model` }],
+        targets: [{ provider: providerOf[route.key], model: route.upstreamModel ?? `${route.key}-upstream-model` }],
       })),
     );
     harness = await startHarness({
@@ -156,10 +175,11 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
           { name: 'claude', type: 'anthropic', base_url: doubles.anthropic.baseUrl, api_key_env: 'ANTHROPIC_UPSTREAM_KEY' },
           { name: 'google', type: 'gemini', base_url: doubles.gemini.baseUrl, api_key_env: 'GEMINI_UPSTREAM_KEY' },
           { name: 'azure', type: 'azure', endpoint: doubles.azure.origin, url_form: 'v1', api: 'responses', api_key_env: 'AZURE_UPSTREAM_KEY' },
+          { name: 'bedrock', type: 'bedrock', region: BEDROCK.region, endpoint: doubles.bedrock.origin, api: 'converse', credentials: { access_key_id_env: 'BEDROCK_KEY_ID', secret_access_key_env: 'BEDROCK_SECRET' } },
         ],
         models,
       },
-      env: { RESPONSES_UPSTREAM_KEY: KEYS.responses, CHAT_UPSTREAM_KEY: KEYS.chat, ANTHROPIC_UPSTREAM_KEY: KEYS.anthropic, GEMINI_UPSTREAM_KEY: KEYS.gemini, AZURE_UPSTREAM_KEY: KEYS.azure },
+      env: { RESPONSES_UPSTREAM_KEY: KEYS.responses, CHAT_UPSTREAM_KEY: KEYS.chat, ANTHROPIC_UPSTREAM_KEY: KEYS.anthropic, GEMINI_UPSTREAM_KEY: KEYS.gemini, AZURE_UPSTREAM_KEY: KEYS.azure, BEDROCK_KEY_ID: BEDROCK.accessKeyId, BEDROCK_SECRET: BEDROCK.secretAccessKey },
     });
     ({ secret } = await harness.newAccount('1000'));
   }, 60_000);
