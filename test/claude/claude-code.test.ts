@@ -3,10 +3,13 @@
  * the real gateway through `POST /v1/messages`: a plain answer, a thinking turn, a Bash tool turn
  * and a file edit (Read, then Edit), through an Anthropic upstream (pass-through: the client's body
  * and betas reach the upstream as sent), through a chat-only OpenAI upstream (translated), through
- * an Azure OpenAI chat deployment (translated, the resource's key in `api-key`) and through Vertex
+ * an Azure OpenAI chat deployment (translated, the resource's key in `api-key`), through Vertex
  * AI's Claude (`publisher: anthropic`, passed through at the model's `:streamRawPredict` with no
  * `model` in the body, `anthropic_version: vertex-2023-10-16`, the betas still in `anthropic-beta`,
- * and a bearer token the service account's token endpoint issued for the account's JWT).
+ * and a bearer token the service account's token endpoint issued for the account's JWT) and
+ * through Claude on AWS Bedrock's InvokeModelWithResponseStream (pass-through: the Messages body
+ * without `model`, betas in `anthropic_beta`, every request SigV4-signed, the answer in AWS's
+ * event stream).
  * Claude Code sends what it sends to Anthropic: `?beta=true`, `anthropic-beta` with its betas,
  * adaptive thinking with `output_config.effort`, `cache_control`, `context_management`, a
  * mid-conversation `system` message, a deferred tool, and a `HEAD /api/hello` probe first.
@@ -26,6 +29,7 @@ import type { Conversation } from '../codex/model-script.js';
 import * as script from './claude-script.js';
 import { azureAddress } from '../codex/model-double-server.js';
 import { startVertexAccount, vertexAddress, vertexProvider, type VertexAccount } from '../codex/vertex-address.js';
+import { bedrockAddress } from '../codex/bedrock-address.js';
 import { startAnthropicClaudeDouble, startChatClaudeDouble, type ReportedUsage, type ScriptedDouble } from './claude-doubles.js';
 import { makeWorkspace, readWorkspaceFile, runClaude, type ClaudeRunResult } from './run-claude.js';
 
@@ -44,6 +48,8 @@ const AZURE_KEY = 'azure-upstream-secret';
 const AZURE_DEPLOYMENT = 'claude-code-chat';
 /** Vertex names Claude's versions with an `@`, which stays as it is in the address. */
 const VERTEX_CLAUDE = 'claude-sonnet-4-5@20250929';
+const BEDROCK = { region: 'eu-west-1', accessKeyId: 'AKIACLAUDECODE000001', secretAccessKey: 'claude-code/bedrock/secret/7c6d' };
+const BEDROCK_MODEL = 'anthropic.claude-sonnet-4-20250514-v1:0';
 const RUN_TIMEOUT_MS = 90_000;
 /** USD per 1M tokens; whole nano-USD per token, so the expected bill needs no rounding. */
 const PRICES = { input: '3', cached_input: '0.3', cache_write: '3.75', output: '15' };
@@ -61,6 +67,8 @@ interface Route {
   passthrough: boolean;
   /** Pass-through: the body fields the gateway sets for this upstream, and the headers it is called with. */
   dressing?: () => { fields: Record<string, unknown>; headers: Record<string, string | undefined> };
+  /** Messages on Bedrock's InvokeModel: the model in the path, betas in the body, SigV4. */
+  bedrock?: true;
 }
 
 describe.skipIf(installation.error !== undefined && !inCi)('claude -p through Tollgate', () => {
@@ -70,6 +78,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
   let azureUpstream: ScriptedDouble;
   let vertexUpstream: ScriptedDouble;
   let vertexAccount: VertexAccount | undefined;
+  let bedrockUpstream: ScriptedDouble;
   let workspace = '';
   const accounts = new Map<string, { accountId: string; secret: string }>();
 
@@ -100,6 +109,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
         headers: { authorization: `Bearer ${[...vertexAccount!.tokens.issued.keys()].join(' ')}`, 'x-api-key': undefined },
       }),
     },
+    { label: 'Claude on AWS Bedrock (InvokeModel, pass-through)', model: 'claude-via-bedrock', upstream: () => bedrockUpstream, read: readAnthropicConversation, keyAs: 'api-key', upstreamModel: BEDROCK_MODEL, passthrough: true, bedrock: true },
   ];
 
   beforeAll(async () => {
@@ -109,6 +119,8 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
     azureUpstream = await startChatClaudeDouble(AZURE_KEY, () => workspace, azureAddress(AZURE_KEY, 'chat/completions', AZURE_DEPLOYMENT));
     vertexAccount = await startVertexAccount();
     vertexUpstream = await startAnthropicClaudeDouble('', () => workspace, vertexAddress(vertexAccount.tokens, 'anthropic', VERTEX_CLAUDE, 'streamRawPredict'));
+    // No API key: the Bedrock address checks each request's SigV4 signature instead.
+    bedrockUpstream = await startAnthropicClaudeDouble('', () => workspace, bedrockAddress(BEDROCK, 'invoke'));
     const efforts = { reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'], max_output_tokens: 16_384 };
     harness = await startHarness({
       catalog: {
@@ -117,15 +129,17 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
           { name: 'claude', type: 'anthropic', base_url: anthropicUpstream.baseUrl, api_key_env: 'ANTHROPIC_UPSTREAM_KEY' },
           { name: 'azure', type: 'azure', endpoint: azureUpstream.origin, url_form: 'deployments', api_version: '2024-10-21', api: 'chat', api_key_env: 'AZURE_UPSTREAM_KEY' },
           vertexProvider('vertex-claude', vertexUpstream.origin, vertexAccount.account, 'anthropic'),
+          { name: 'bedrock', type: 'bedrock', region: BEDROCK.region, endpoint: bedrockUpstream.origin, api: 'invoke', credentials: { access_key_id_env: 'BEDROCK_KEY_ID', secret_access_key_env: 'BEDROCK_SECRET' } },
         ],
         models: [
           { id: 'claude-via-chat', prices: PRICES, ...efforts, targets: [{ provider: 'chat-only', model: 'chat-upstream-model' }] },
           { id: 'claude-via-anthropic', prices: PRICES, ...efforts, targets: [{ provider: 'claude', model: 'claude-upstream-model' }] },
           { id: 'claude-via-azure', prices: PRICES, ...efforts, targets: [{ provider: 'azure', model: AZURE_DEPLOYMENT }] },
           { id: 'claude-via-vertex', prices: PRICES, ...efforts, targets: [{ provider: 'vertex-claude', model: VERTEX_CLAUDE }] },
+          { id: 'claude-via-bedrock', prices: PRICES, ...efforts, targets: [{ provider: 'bedrock', model: BEDROCK_MODEL }] },
         ],
       },
-      env: { CHAT_UPSTREAM_KEY: CHAT_KEY, ANTHROPIC_UPSTREAM_KEY: ANTHROPIC_KEY, AZURE_UPSTREAM_KEY: AZURE_KEY },
+      env: { CHAT_UPSTREAM_KEY: CHAT_KEY, ANTHROPIC_UPSTREAM_KEY: ANTHROPIC_KEY, AZURE_UPSTREAM_KEY: AZURE_KEY, BEDROCK_KEY_ID: BEDROCK.accessKeyId, BEDROCK_SECRET: BEDROCK.secretAccessKey },
     });
     for (const route of routes) accounts.set(route.model, await harness.newAccount('10'));
   }, 30_000);
@@ -137,6 +151,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
     await azureUpstream?.close();
     await vertexUpstream?.close();
     await vertexAccount?.close();
+    await bedrockUpstream?.close();
   });
 
   const run = async (route: Route, prompt: string, files: Record<string, string> = {}): Promise<{ run: ClaudeRunResult; requests: Array<Record<string, unknown>>; workspace: string }> => {
@@ -164,7 +179,21 @@ describe.skipIf(installation.error !== undefined && !inCi)('claude -p through To
       expect(first?.instructions).toContain('Claude');
       expect(first?.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['Bash', 'Read', 'Edit']));
       const body = requests[0]!;
-      if (route.passthrough) {
+      if (route.bedrock) {
+        // Forwarded as sent, in InvokeModel's terms: the model in the path, no `stream`, betas in the body.
+        const { path, headers } = route.upstream().requests.at(-1)!;
+        expect(path).toBe(`/model/${encodeURIComponent(BEDROCK_MODEL)}/invoke-with-response-stream`);
+        expect(headers['x-api-key']).toBeUndefined();
+        expect(headers.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK.accessKeyId}/\\d{8}/${BEDROCK.region}/bedrock/aws4_request`));
+        expect(body).not.toHaveProperty('model');
+        expect(body).not.toHaveProperty('stream');
+        expect(body).not.toHaveProperty('service_tier');
+        expect(body.anthropic_version).toBe('bedrock-2023-05-31');
+        expect(body.anthropic_beta).toContain('context-management-2025-06-27');
+        expect(body.max_tokens).toBe(16_384);
+        expect(body.context_management).toEqual(expect.any(Object));
+        expect(body.metadata).toEqual(expect.any(Object));
+      } else if (route.passthrough) {
         // Forwarded as sent, except what the gateway controls: model, output cap, service tier (and Vertex's version).
         expect(body.model).toBe(route.upstreamModel);
         expect(body.max_tokens).toBe(16_384);

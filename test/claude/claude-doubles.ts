@@ -3,7 +3,8 @@
  * format and playing the scripted model of claude-script.ts:
  * - an Anthropic Messages upstream (docs/wire-protocols.md §4.4): named events, a `ping`, thinking
  *   blocks with a signature, and usage with cache reads, cache writes and the thinking count; at
- *   Anthropic's address, or at a Vertex AI Claude model's (§19.3);
+ *   Anthropic's address, at a Vertex AI Claude model's (§19.3), or as Claude on AWS Bedrock's
+ *   InvokeModelWithResponseStream (§18.6);
  * - a chat-only OpenAI upstream (§1.4): `reasoning_content` deltas, tool calls in fragments, and
  *   a usage chunk with cached and reasoning counts; at OpenAI's address, or at an Azure OpenAI
  *   deployment's (§17).
@@ -12,7 +13,9 @@
 import type { ServerResponse } from 'node:http';
 import { readAnthropicConversation } from '../codex/anthropic-model-double.js';
 import { readChatConversation } from '../codex/chat-model-double.js';
+import type { BedrockAddress } from '../codex/bedrock-address.js';
 import { startModelDouble, writeSse, type DoubleAddress, type ModelDouble } from '../codex/model-double-server.js';
+import { CLAUDE_ANSWER_MODEL } from '../support/bedrock-upstream.js';
 import { claudeTurn, type ClaudeTurn } from './claude-script.js';
 
 /** What an upstream reported for one answer, in canonical terms (input includes both cache counts). */
@@ -34,14 +37,19 @@ const THINKING_TOKENS = 17;
 const CHAT_USAGE = { prompt_tokens: 6_311, cached_tokens: 4_099, completion_tokens: 53 };
 const CHAT_REASONING_TOKENS = 13;
 
-/** At Anthropic's address with its key in `x-api-key`, unless `at` says otherwise (e.g. `vertexAddress`). */
-export async function startAnthropicClaudeDouble(upstreamKey: string, workspace: () => string, at?: DoubleAddress): Promise<ScriptedDouble> {
+/**
+ * At Anthropic's address with its key in `x-api-key`, unless `at` says otherwise: a Vertex AI
+ * address (`vertexAddress`), or a Bedrock `invoke` address (its Messages body, its event stream).
+ */
+export async function startAnthropicClaudeDouble(upstreamKey: string, workspace: () => string, at?: DoubleAddress | BedrockAddress): Promise<ScriptedDouble> {
+  const bedrock = at !== undefined && 'writeStream' in at ? at : undefined;
   const reported: ReportedUsage[] = [];
   const double = await startModelDouble({
     path: '/v1/messages',
     authorized: (headers) => headers['x-api-key'] === upstreamKey,
     ...at,
-    answer: (body, response) => {
+    answer: (body, response, path) => {
+      if (bedrock?.refuses(body, response) === true) return;
       const turn = claudeTurn(readAnthropicConversation(body), workspace());
       const thinkingTokens = turn.thinking === undefined ? 0 : THINKING_TOKENS;
       reported.push({
@@ -51,14 +59,15 @@ export async function startAnthropicClaudeDouble(upstreamKey: string, workspace:
         outputTokens: ANTHROPIC_USAGE.output_tokens,
         reasoningTokens: thinkingTokens,
       });
-      // Vertex's Claude names the model in the address, not in the body.
-      writeAnthropicTurn(response, typeof body.model === 'string' ? body.model : 'claude-double', turn, body.stream === true, thinkingTokens);
+      // Vertex and Bedrock name the model in the address, not in the body; the answer names Anthropic's.
+      const model = typeof body.model === 'string' ? body.model : CLAUDE_ANSWER_MODEL;
+      writeAnthropicTurn(response, model, turn, bedrock?.streams(path) ?? body.stream === true, thinkingTokens, bedrock?.writeStream ?? writeSse);
     },
   });
   return { ...double, reported };
 }
 
-function writeAnthropicTurn(response: ServerResponse, model: string, turn: ClaudeTurn, stream: boolean, thinkingTokens: number): void {
+function writeAnthropicTurn(response: ServerResponse, model: string, turn: ClaudeTurn, stream: boolean, thinkingTokens: number, writeStream: typeof writeSse): void {
   const usage = { ...ANTHROPIC_USAGE, output_tokens_details: { thinking_tokens: thinkingTokens } };
   const blocks: Array<Record<string, unknown>> = [];
   if (turn.thinking !== undefined) blocks.push({ type: 'thinking', thinking: turn.thinking, signature: 'sig-double-1' });
@@ -95,7 +104,7 @@ function writeAnthropicTurn(response: ServerResponse, model: string, turn: Claud
   });
   events.push({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage } });
   events.push({ event: 'message_stop', data: { type: 'message_stop' } });
-  writeSse(response, events);
+  writeStream(response, events);
 }
 
 /** At OpenAI's address with a bearer key, unless `at` says otherwise (e.g. `azureAddress`). */

@@ -3,9 +3,11 @@
  * (a provider block and nothing else, as the README shows) driving the real gateway through every
  * provider type: a Responses upstream (pass-through), a chat-only OpenAI-compatible upstream,
  * Anthropic, Gemini, Azure OpenAI (its `/openai/v1/` address, Responses passed through, the
- * resource's key in `api-key`) and Vertex AI's Gemini (`publisher: google`: Gemini's body at the
+ * resource's key in `api-key`), Vertex AI's Gemini (`publisher: google`: Gemini's body at the
  * project's publisher-model address, with a bearer token the service account's token endpoint
- * issued for the account's JWT). Two catalog ids per route, one of each family Codex treats differently:
+ * issued for the account's JWT) and Claude on AWS Bedrock (ConverseStream: every request
+ * SigV4-signed, the answer in AWS's event stream). Two catalog ids per route, one of each family
+ * Codex treats differently:
  * - `model-5.6-…`: Codex has no metadata for it and sends its default tools: `exec_command` and
  *   other functions, a `namespace` (multi-agent) and the hosted `web_search`;
  * - `gpt-5.6-sol-…`: Codex's bundled metadata applies ("code mode"): no `tools` field, but an
@@ -31,6 +33,8 @@ import { PLAIN_ANSWER, SHELL_TASK, THINKING, type Conversation } from './model-s
 import { PATCH_ANSWER, PATCH_FILE, PATCH_FILE_TEXT } from './patch-call.js';
 import { azureAddress } from './model-double-server.js';
 import { startVertexAccount, vertexAddress, vertexProvider, type VertexAccount } from './vertex-address.js';
+import { bedrockAddress } from './bedrock-address.js';
+import { CONVERSE_TOOL_USE_ID, readConverseConversation, startConverseModelDouble } from './converse-model-double.js';
 import { readResponsesConversation, RESPONSES_CALL_ID, startResponsesModelDouble } from './responses-model-double.js';
 import { runCodexExec, type CodexExecResult } from './run-codex.js';
 import { COMMAND_OUTPUT, FINAL_ANSWER, isRecord } from './shell-call.js';
@@ -45,6 +49,7 @@ if (installation.error !== undefined && !inCi) {
 }
 
 const KEYS = { responses: 'sk-responses-upstream', chat: 'sk-chat-upstream', anthropic: 'sk-ant-upstream', gemini: 'gemini-upstream-key', azure: 'azure-upstream-key' };
+const BEDROCK = { region: 'eu-west-1', accessKeyId: 'AKIACODEXEXEC0000001', secretAccessKey: 'codex/bedrock/secret/3e4f' };
 const RUN_TIMEOUT_MS = 90_000;
 /** Large enough that no effort's thinking budget is cut (the largest is Anthropic's 65536). */
 const MAX_OUTPUT_TOKENS = 100_000;
@@ -53,7 +58,7 @@ type Effort = (typeof EFFORTS)[number];
 
 /** One way to an upstream. */
 interface Route {
-  key: 'passthrough' | 'chat' | 'anthropic' | 'gemini' | 'azure' | 'vertex';
+  key: 'passthrough' | 'chat' | 'anthropic' | 'gemini' | 'azure' | 'vertex' | 'bedrock';
   label: string;
   /** The upstream speaks Responses: Codex's request goes through as sent. */
   passthrough: boolean;
@@ -63,6 +68,8 @@ interface Route {
   callId: string;
   /** What the upstream must have been asked for, for an effort (in its own terms). */
   reasoningFor: (effort: Effort) => unknown;
+  /** The model the catalog's targets name upstream (`<key>-upstream-model` when not said). */
+  upstreamModel?: string;
 }
 
 interface Family {
@@ -142,6 +149,17 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
       callId: GEMINI_CALL_ID,
       reasoningFor: (effort) => ({ thinkingBudget: GEMINI_BUDGETS[effort], includeThoughts: true }),
     },
+    {
+      key: 'bedrock',
+      label: 'Claude on AWS Bedrock (ConverseStream)',
+      passthrough: false,
+      upstream: double('bedrock'),
+      read: readConverseConversation,
+      callId: CONVERSE_TOOL_USE_ID,
+      // Converse gets Claude's thinking, with Anthropic's budgets, for a Claude model id only.
+      reasoningFor: (effort) => ({ type: 'enabled', budget_tokens: ANTHROPIC_BUDGETS[effort] }),
+      upstreamModel: 'anthropic.claude-sonnet-4-5-20250929-v1:0',
+    },
   ];
 
   beforeAll(async () => {
@@ -153,14 +171,15 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
     doubles.azure = await startResponsesModelDouble(KEYS.azure, azureAddress(KEYS.azure, 'responses'));
     vertexAccount = await startVertexAccount();
     doubles.vertex = await startGeminiModelDouble('', vertexAddress(vertexAccount.tokens, 'google', 'vertex-upstream-model', 'streamGenerateContent?alt=sse'));
-    const providerOf: Record<Route['key'], string> = { passthrough: 'responses', chat: 'chat-only', anthropic: 'claude', gemini: 'google', azure: 'azure', vertex: 'vertex-gemini' };
+    doubles.bedrock = await startConverseModelDouble(bedrockAddress(BEDROCK, 'converse'));
+    const providerOf: Record<Route['key'], string> = { passthrough: 'responses', chat: 'chat-only', anthropic: 'claude', gemini: 'google', azure: 'azure', vertex: 'vertex-gemini', bedrock: 'bedrock' };
     const models = routes.flatMap((route) =>
       FAMILIES.map((family) => ({
         id: family.model(route),
         prices: { input: '1', output: '4' },
         reasoning_efforts: [...EFFORTS],
         max_output_tokens: MAX_OUTPUT_TOKENS,
-        targets: [{ provider: providerOf[route.key], model: `${route.key}-upstream-model` }],
+        targets: [{ provider: providerOf[route.key], model: route.upstreamModel ?? `${route.key}-upstream-model` }],
       })),
     );
     harness = await startHarness({
@@ -172,10 +191,11 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
           { name: 'google', type: 'gemini', base_url: doubles.gemini.baseUrl, api_key_env: 'GEMINI_UPSTREAM_KEY' },
           { name: 'azure', type: 'azure', endpoint: doubles.azure.origin, url_form: 'v1', api: 'responses', api_key_env: 'AZURE_UPSTREAM_KEY' },
           vertexProvider('vertex-gemini', doubles.vertex.origin, vertexAccount.account, 'google'),
+          { name: 'bedrock', type: 'bedrock', region: BEDROCK.region, endpoint: doubles.bedrock.origin, api: 'converse', credentials: { access_key_id_env: 'BEDROCK_KEY_ID', secret_access_key_env: 'BEDROCK_SECRET' } },
         ],
         models,
       },
-      env: { RESPONSES_UPSTREAM_KEY: KEYS.responses, CHAT_UPSTREAM_KEY: KEYS.chat, ANTHROPIC_UPSTREAM_KEY: KEYS.anthropic, GEMINI_UPSTREAM_KEY: KEYS.gemini, AZURE_UPSTREAM_KEY: KEYS.azure },
+      env: { RESPONSES_UPSTREAM_KEY: KEYS.responses, CHAT_UPSTREAM_KEY: KEYS.chat, ANTHROPIC_UPSTREAM_KEY: KEYS.anthropic, GEMINI_UPSTREAM_KEY: KEYS.gemini, AZURE_UPSTREAM_KEY: KEYS.azure, BEDROCK_KEY_ID: BEDROCK.accessKeyId, BEDROCK_SECRET: BEDROCK.secretAccessKey },
     });
     ({ secret } = await harness.newAccount('1000'));
   }, 60_000);

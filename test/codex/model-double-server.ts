@@ -1,6 +1,7 @@
 /**
  * The HTTP part shared by the scripted upstream models: a real server on loopback that reads each
- * JSON request, records it, checks the upstream key, and hands the body to the model's script.
+ * JSON request, checks the upstream key (or the request's signature), records it, and hands the
+ * body to the model's script.
  * A script that throws answers 500 with the reason, so a failing double shows up in the gateway's
  * error and in Codex's output instead of hanging the run.
  */
@@ -27,8 +28,26 @@ export interface ModelDouble {
 export interface DoubleAddress {
   /** The only path answered (or paths matching it); anything else is a 404. */
   path: string | RegExp;
-  /** Whether the request carries the upstream key the gateway was configured with. */
-  authorized(headers: IncomingMessage['headers']): boolean;
+  /**
+   * Whether the request carries the upstream key the gateway was configured with; `request` is the
+   * request as received, for a cloud that signs the whole of it (Bedrock's SigV4). `false` is
+   * refused with a 401; a {@link Refusal} is sent as the cloud words it.
+   */
+  authorized(headers: IncomingMessage['headers'], request: ReceivedRequest): boolean | Refusal | Promise<boolean | Refusal>;
+}
+
+/** A cloud's own answer refusing a request. */
+export interface Refusal {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** A request as it arrived: its method, its path (with the query) and its body's bytes. */
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  body: Buffer;
 }
 
 /** The Azure OpenAI API version the scripted models answer on deployment addresses. */
@@ -47,8 +66,8 @@ export function azureAddress(apiKey: string, operation: 'chat/completions' | 're
 }
 
 export interface ModelDoubleOptions extends DoubleAddress {
-  /** Writes the whole answer for one request. */
-  answer(body: Record<string, unknown>, response: ServerResponse): void;
+  /** Writes the whole answer for one request (`path` as in {@link RecordedRequest}). */
+  answer(body: Record<string, unknown>, response: ServerResponse, path: string): void;
 }
 
 export async function startModelDouble(options: ModelDoubleOptions): Promise<ModelDouble> {
@@ -56,26 +75,29 @@ export async function startModelDouble(options: ModelDoubleOptions): Promise<Mod
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const path = request.url ?? '';
-      const known = typeof options.path === 'string' ? path === options.path : options.path.test(path);
-      if (request.method !== 'POST' || !known) return sendJson(response, 404, { error: `no route ${request.method} ${path}` });
-      if (!options.authorized(request.headers)) return sendJson(response, 401, { error: 'bad upstream key' });
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return sendJson(response, 400, { error: 'body is not JSON' });
-      }
-      if (!isRecord(body)) return sendJson(response, 400, { error: 'body is not an object' });
-      requests.push({ path, headers: request.headers, body });
-      try {
-        options.answer(body, response);
-      } catch (error) {
-        sendJson(response, 500, { error: `model double failed: ${error instanceof Error ? error.message : String(error)}` });
-      }
-    });
+    request.on('end', () => void handle(request, Buffer.concat(chunks), response));
   });
+  const handle = async (request: IncomingMessage, raw: Buffer, response: ServerResponse): Promise<void> => {
+    const path = request.url ?? '';
+    const known = typeof options.path === 'string' ? path === options.path : options.path.test(path);
+    if (request.method !== 'POST' || !known) return sendJson(response, 404, { error: `no route ${request.method} ${path}` });
+    const verdict = await options.authorized(request.headers, { method: request.method, path, body: raw });
+    if (verdict === false) return sendJson(response, 401, { error: 'bad upstream key' });
+    if (verdict !== true) return send(response, verdict);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return sendJson(response, 400, { error: 'body is not JSON' });
+    }
+    if (!isRecord(body)) return sendJson(response, 400, { error: 'body is not an object' });
+    requests.push({ path, headers: request.headers, body });
+    try {
+      options.answer(body, response, path);
+    } catch (error) {
+      sendJson(response, 500, { error: `model double failed: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -91,16 +113,33 @@ export async function startModelDouble(options: ModelDoubleOptions): Promise<Mod
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
+  send(response, { status, headers: { 'content-type': 'application/json' }, body });
+}
+
+/** Sends an answer with a JSON body. */
+export function send(response: ServerResponse, answer: Refusal): void {
+  response.writeHead(answer.status, answer.headers);
+  response.end(JSON.stringify(answer.body));
 }
 
 /** Writes Server-Sent Events: `event:` lines when named (Anthropic), bare `data:` lines otherwise. */
-export function writeSse(response: ServerResponse, events: ReadonlyArray<{ event?: string; data: unknown }>): void {
+export function writeSse(response: ServerResponse, events: ReadonlyArray<SseEvent>): void {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  for (const { event, data } of events) {
-    const payload = typeof data === 'string' ? data : JSON.stringify(data);
-    response.write(event === undefined ? `data: ${payload}\n\n` : `event: ${event}\ndata: ${payload}\n\n`);
-  }
-  response.end();
+  response.end(sseText(events));
+}
+
+/** One event of an answer's stream: its name (Anthropic's) and its data. */
+export interface SseEvent {
+  event?: string;
+  data: unknown;
+}
+
+/** Events as Server-Sent Events text. */
+export function sseText(events: ReadonlyArray<SseEvent>): string {
+  return events
+    .map(({ event, data }) => {
+      const payload = typeof data === 'string' ? data : JSON.stringify(data);
+      return event === undefined ? `data: ${payload}\n\n` : `event: ${event}\ndata: ${payload}\n\n`;
+    })
+    .join('');
 }

@@ -101,9 +101,15 @@ export function exceptionMessage(exceptionType: string, message: string): Uint8A
   });
 }
 
+/** An AWS error answer: the type in `x-amzn-ErrorType`, the message in the body. */
+export function awsError(status: number, type: string, message: string): { status: number; headers: Record<string, string>; body: { message: string } } {
+  return { status, headers: { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID(), 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` }, body: { message } };
+}
+
 function sendError(response: ServerResponse, status: number, type: string, message: string): void {
-  response.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID(), 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` });
-  response.end(JSON.stringify({ message }));
+  const answer = awsError(status, type, message);
+  response.writeHead(answer.status, answer.headers);
+  response.end(JSON.stringify(answer.body));
 }
 
 function sendJson(response: ServerResponse, body: unknown, headers: Record<string, string> = {}): void {
@@ -111,7 +117,7 @@ function sendJson(response: ServerResponse, body: unknown, headers: Record<strin
   response.end(JSON.stringify(body));
 }
 
-type Refusal = { status: number; type: string; message: string };
+export type Refusal = { status: number; type: string; message: string };
 
 /** `20260101T000000Z` → its time; NaN when malformed. */
 function amzDate(value: string): number {
@@ -127,6 +133,53 @@ interface Reply {
   toolCalls?: Array<{ id: string; name: string; input: Record<string, unknown> }>;
 }
 
+/** The secret of the access key a request names (with the session token it goes with), or AWS's refusal of the key. */
+export type KeyLookup = (accessKeyId: string, sessionToken: string | undefined) => { secretAccessKey: string; sessionToken?: string } | Refusal;
+
+/** One long-term access key, the only one known. */
+export function longTermKey(accessKeyId: string, secretAccessKey: string): KeyLookup {
+  return (id) => (id === accessKeyId ? { secretAccessKey } : { status: 403, type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' });
+}
+
+/**
+ * Checks a request's SigV4 signature as AWS does (see the file comment): the signer computes it
+ * again over the request as received with the secret of the key it names. The access key that
+ * signed it, or AWS's refusal.
+ */
+export async function verifySigV4(request: Pick<IncomingMessage, 'headers' | 'method'>, rawPath: string, body: Buffer, expectedRegion: string, lookup: KeyLookup): Promise<{ accessKeyId: string } | Refusal> {
+  const header = request.headers.authorization;
+  if (header === undefined) return { status: 403, type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' };
+  const parts = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(header);
+  if (parts === null) return { status: 403, type: 'IncompleteSignatureException', message: `Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters. Authorization=${header.split(' ')[0] ?? ''}` };
+  const [, accessKeyId = '', scopeDate, region, service, signedHeaders = '', signature] = parts;
+  const token = request.headers['x-amz-security-token'];
+  const key = lookup(accessKeyId, typeof token === 'string' ? token : undefined);
+  if ('status' in key) return key;
+  const { secretAccessKey, sessionToken } = key;
+  if (region !== expectedRegion || service !== 'bedrock') return { status: 403, type: 'InvalidSignatureException', message: `Credential should be scoped to a valid region and service 'bedrock'.` };
+  const dateHeader = request.headers['x-amz-date'];
+  const signedAt = typeof dateHeader === 'string' ? amzDate(dateHeader) : Number.NaN;
+  if (!Number.isFinite(signedAt) || dateHeader?.slice(0, 8) !== scopeDate) return { status: 403, type: 'IncompleteSignatureException', message: 'Date must be in ISO-8601 \'basic format\'.' };
+  if (Math.abs(Date.now() - signedAt) > SIGNATURE_EXPIRY_MS) return { status: 403, type: 'InvalidSignatureException', message: `Signature expired: ${dateHeader} is now earlier than the allowed window.` };
+  const bodyHash = createHash('sha256').update(body).digest('hex');
+  const claimedHash = request.headers['x-amz-content-sha256'];
+  if (claimedHash !== undefined && claimedHash !== bodyHash) return { status: 400, type: 'XAmzContentSHA256Mismatch', message: "The provided 'x-amz-content-sha256' header does not match what was computed." };
+  const names = signedHeaders.split(';');
+  if (!names.includes('host') || !names.includes('x-amz-date')) return { status: 403, type: 'InvalidSignatureException', message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.' };
+  const headers: Record<string, string> = {};
+  for (const name of names) {
+    const value = request.headers[name];
+    headers[name] = Array.isArray(value) ? value.join(',') : (value ?? '');
+  }
+  const signer = new SignatureV4({ credentials: { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) }, region, service, sha256: Hash.bind(null, 'sha256'), applyChecksum: false });
+  const again = await signer.sign(new HttpRequest({ method: request.method ?? 'POST', protocol: 'http:', hostname: '127.0.0.1', path: rawPath, headers, body }), { signingDate: new Date(signedAt) });
+  const expected = /Signature=([0-9a-f]{64})$/.exec(again.headers.authorization ?? '')?.[1];
+  if (expected !== signature) {
+    return { status: 403, type: 'InvalidSignatureException', message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.' };
+  }
+  return { accessKeyId };
+}
+
 export async function startBedrockUpstream(options: BedrockDoubleOptions): Promise<BedrockDouble> {
   const requests: BedrockRequest[] = [];
   const refusals: string[] = [];
@@ -135,49 +188,15 @@ export async function startBedrockUpstream(options: BedrockDoubleOptions): Promi
   const temporary = new Map<string, { secret: string; token: string; expiresAt: number }>();
   let failingCredentials = false;
 
-  /** The key's secret once the request's signature is AWS's; a refusal otherwise. */
-  const authenticate = async (request: IncomingMessage, rawPath: string, body: Buffer): Promise<{ accessKeyId: string } | Refusal> => {
-    const header = request.headers.authorization;
-    if (header === undefined) return { status: 403, type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' };
-    const parts = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(header);
-    if (parts === null) return { status: 403, type: 'IncompleteSignatureException', message: `Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters. Authorization=${header.split(' ')[0] ?? ''}` };
-    const [, accessKeyId = '', scopeDate, region, service, signedHeaders = '', signature] = parts;
-    const token = request.headers['x-amz-security-token'];
-    let secretAccessKey: string;
-    let sessionToken: string | undefined;
+  /** The secret (and session token) of the key a request names, or AWS's refusal. */
+  const lookup: KeyLookup = (accessKeyId, token) => {
+    if (accessKeyId === options.accessKeyId) return { secretAccessKey: options.secretAccessKey };
     const held = temporary.get(accessKeyId);
-    if (accessKeyId === options.accessKeyId) {
-      secretAccessKey = options.secretAccessKey;
-    } else if (held !== undefined && typeof token === 'string' && token === held.token) {
-      if (Date.now() >= held.expiresAt) return { status: 403, type: 'ExpiredTokenException', message: 'The security token included in the request is expired' };
-      secretAccessKey = held.secret;
-      sessionToken = token;
-    } else {
-      return { status: 403, type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
-    }
-    if (region !== options.region || service !== 'bedrock') return { status: 403, type: 'InvalidSignatureException', message: `Credential should be scoped to a valid region and service 'bedrock'.` };
-    const dateHeader = request.headers['x-amz-date'];
-    const signedAt = typeof dateHeader === 'string' ? amzDate(dateHeader) : Number.NaN;
-    if (!Number.isFinite(signedAt) || dateHeader?.slice(0, 8) !== scopeDate) return { status: 403, type: 'IncompleteSignatureException', message: 'Date must be in ISO-8601 \'basic format\'.' };
-    if (Math.abs(Date.now() - signedAt) > SIGNATURE_EXPIRY_MS) return { status: 403, type: 'InvalidSignatureException', message: `Signature expired: ${dateHeader} is now earlier than the allowed window.` };
-    const bodyHash = createHash('sha256').update(body).digest('hex');
-    const claimedHash = request.headers['x-amz-content-sha256'];
-    if (claimedHash !== undefined && claimedHash !== bodyHash) return { status: 400, type: 'XAmzContentSHA256Mismatch', message: "The provided 'x-amz-content-sha256' header does not match what was computed." };
-    const names = signedHeaders.split(';');
-    if (!names.includes('host') || !names.includes('x-amz-date')) return { status: 403, type: 'InvalidSignatureException', message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.' };
-    const headers: Record<string, string> = {};
-    for (const name of names) {
-      const value = request.headers[name];
-      headers[name] = Array.isArray(value) ? value.join(',') : (value ?? '');
-    }
-    const signer = new SignatureV4({ credentials: { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) }, region, service, sha256: Hash.bind(null, 'sha256'), applyChecksum: false });
-    const again = await signer.sign(new HttpRequest({ method: request.method ?? 'POST', protocol: 'http:', hostname: '127.0.0.1', path: rawPath, headers, body }), { signingDate: new Date(signedAt) });
-    const expected = /Signature=([0-9a-f]{64})$/.exec(again.headers.authorization ?? '')?.[1];
-    if (expected !== signature) {
-      return { status: 403, type: 'InvalidSignatureException', message: 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.' };
-    }
-    return { accessKeyId };
+    if (held === undefined || token !== held.token) return { status: 403, type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+    if (Date.now() >= held.expiresAt) return { status: 403, type: 'ExpiredTokenException', message: 'The security token included in the request is expired' };
+    return { secretAccessKey: held.secret, sessionToken: token };
   };
+  const authenticate = (request: IncomingMessage, rawPath: string, body: Buffer) => verifySigV4(request, rawPath, body, options.region, lookup);
 
   const issueCredentials = (response: ServerResponse): void => {
     if (failingCredentials) {
@@ -306,7 +325,7 @@ function streamMessages(response: ServerResponse, messages: Uint8Array[], delayM
 // ---------------------------------------------------------------------------------------------
 // Converse
 
-function checkConverse(body: Record<string, unknown>): string | undefined {
+export function checkConverse(body: Record<string, unknown>): string | undefined {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
   for (const key of Object.keys(body)) {
@@ -384,7 +403,7 @@ function converseEvents(reply: Reply, breaks: boolean): Uint8Array[] {
 // ---------------------------------------------------------------------------------------------
 // InvokeModel with Claude's Messages body
 
-function checkInvoke(body: Record<string, unknown>): string | undefined {
+export function checkInvoke(body: Record<string, unknown>): string | undefined {
   if (body.anthropic_version !== 'bedrock-2023-05-31') return 'Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again.';
   for (const key of ['model', 'stream', 'service_tier']) if (key in body) return `Malformed input request: #: extraneous key [${key}] is not permitted, please reformat your input and try again.`;
   if (typeof body.max_tokens !== 'number') return 'Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again.';
