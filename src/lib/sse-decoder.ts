@@ -203,13 +203,20 @@ function lastLineEnd(bytes: Buffer): number {
   return Math.max(bytes.lastIndexOf(LF), bytes.lastIndexOf(CR));
 }
 
+/** What cuts a body's chunks into events, synchronously (`SseSplitter` is one; Bedrock's event-stream splitter another). */
+export interface EventSplitter {
+  /** Hands the events `chunk` completes to `handler`; throws on garbage. */
+  push(chunk: Uint8Array, handler: SseEventHandler): void;
+  /** The body ended: what is left unfinished is dropped. */
+  end(): void;
+}
+
 /**
- * Decodes an SSE byte stream into events, in order, as an async iterable (the canonical path's
- * translators read it so). Leaving the iteration early returns the body's iterator, which for a
- * Node stream destroys it.
+ * The events `splitter` cuts from a byte stream, in order, as an async iterable (the canonical
+ * path's translators read it so). Leaving the iteration early returns the body's iterator, which
+ * for a Node stream destroys it.
  */
-export async function* decodeSse(body: AsyncIterable<Uint8Array>, options: DecodeSseOptions = {}): AsyncGenerator<SseEvent> {
-  const splitter = new SseSplitter(options);
+export async function* splitEvents(splitter: EventSplitter, body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
   const ready: SseEvent[] = [];
   const handler: SseEventHandler = { sseEvent: (event, data) => void ready.push({ event, data }) };
   for await (const chunk of body) {
@@ -218,4 +225,9 @@ export async function* decodeSse(body: AsyncIterable<Uint8Array>, options: Decod
     for (let event = ready.shift(); event !== undefined; event = ready.shift()) yield event;
   }
   splitter.end();
+}
+
+/** An SSE byte stream's events (see `splitEvents`). */
+export function decodeSse(body: AsyncIterable<Uint8Array>, options: DecodeSseOptions = {}): AsyncGenerator<SseEvent> {
+  return splitEvents(new SseSplitter(options), body);
 }

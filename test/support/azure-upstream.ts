@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerResponsesWith, type UpstreamReply } from './openai-upstream.js';
+import { playFrames } from './loopback-server.js';
 
 export const AZURE_API_VERSION = '2024-10-21';
 /** The api-versions the double serves on deployment addresses (and `preview` on v1). */
@@ -241,17 +242,5 @@ function answerChat(response: ServerResponse, body: Record<string, unknown>, rep
   if (includeUsage) frames.push(chunk({ choices: [], usage: AZURE_USAGE }));
   frames.push('data: [DONE]\n\n');
   response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'apim-request-id': randomUUID() });
-  const delay = options.chunkDelayMs ?? 0;
-  const next = (): void => {
-    if (response.destroyed) return;
-    const frame = frames.shift();
-    if (frame === undefined) {
-      response.end();
-      return;
-    }
-    response.write(frame);
-    if (delay === 0) next();
-    else setTimeout(next, delay);
-  };
-  next();
+  playFrames(response, frames, options.chunkDelayMs ?? 0);
 }

@@ -32,7 +32,7 @@ import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import { listenOnLoopback } from './loopback-server.js';
+import { listenOnLoopback, playFrames } from './loopback-server.js';
 
 /** What every answer reports: 11 input tokens besides 3 read from the cache and 2 written to it, 5 output. */
 export const BEDROCK_USAGE = { inputTokens: 11, outputTokens: 5, cacheReadInputTokens: 3, cacheWriteInputTokens: 2 };
@@ -308,18 +308,7 @@ export async function startBedrockUpstream(options: BedrockDoubleOptions): Promi
 function streamMessages(response: ServerResponse, messages: Uint8Array[], delayMs: number, breaks = false): void {
   response.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': randomUUID() });
   const queue = breaks ? [...messages.slice(0, 3), exceptionMessage('modelStreamErrorException', 'The model stream broke off (BREAK_ME).')] : messages;
-  const next = (): void => {
-    if (response.destroyed) return;
-    const message = queue.shift();
-    if (message === undefined) {
-      response.end();
-      return;
-    }
-    response.write(message);
-    if (delayMs === 0) next();
-    else setTimeout(next, delayMs);
-  };
-  next();
+  playFrames(response, queue, delayMs);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
  * its first words. Test-only code.
  */
 import type { ServerResponse } from 'node:http';
+import { playFrames } from './loopback-server.js';
 
 /** Gemini's usage: 31 prompt tokens (8 cached), 9 candidate tokens and 4 thought tokens. */
 export const VERTEX_GEMINI_USAGE = { promptTokenCount: 31, cachedContentTokenCount: 8, candidatesTokenCount: 9, thoughtsTokenCount: 4 };
@@ -147,18 +148,7 @@ export function claudeFrames(body: Record<string, unknown>, model: string): stri
 }
 
 /** Writes `frames` as an SSE answer, `delayMs` apart. */
-export function playFrames(response: ServerResponse, frames: string[], delayMs: number): void {
+export function playVertexFrames(response: ServerResponse, frames: string[], delayMs: number): void {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'x-vertex-ai-llm-request-type': 'shared' });
-  const next = (): void => {
-    if (response.destroyed) return;
-    const frame = frames.shift();
-    if (frame === undefined) {
-      response.end();
-      return;
-    }
-    response.write(frame);
-    if (delayMs === 0) next();
-    else setTimeout(next, delayMs);
-  };
-  next();
+  playFrames(response, frames, delayMs);
 }

@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { GOOGLE_PUBLIC_TOKEN_URL, makeServiceAccount, send, TokenEndpoint, type ServiceAccount } from './google-token-endpoint.js';
 import { listenOnLoopback } from './loopback-server.js';
-import { claudeFrames, claudeWhole, geminiFrames, geminiWhole, lastClaudeText, lastGeminiText, playFrames } from './vertex-answers.js';
+import { claudeFrames, claudeWhole, geminiFrames, geminiWhole, lastClaudeText, lastGeminiText, playVertexFrames } from './vertex-answers.js';
 
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 export const CLAUDE_VERSION = 'vertex-2023-10-16';
@@ -103,7 +103,7 @@ export async function startVertexUpstream(options: VertexDoubleOptions): Promise
           return;
         }
         if (method === 'generateContent') send(response, 200, geminiWhole(body, model));
-        else if (method === 'streamGenerateContent' && url.searchParams.get('alt') === 'sse') playFrames(response, geminiFrames(body, model), delay);
+        else if (method === 'streamGenerateContent' && url.searchParams.get('alt') === 'sse') playVertexFrames(response, geminiFrames(body, model), delay);
         // Without alt=sse Vertex streams one JSON array of the chunks.
         else if (method === 'streamGenerateContent') send(response, 200, geminiFrames(body, model).map((frame) => JSON.parse(frame.slice('data: '.length)) as unknown));
         else send(response, 400, googleError(400, 'INVALID_ARGUMENT', `Unsupported method ${method} for Gemini.`));
@@ -122,7 +122,7 @@ export async function startVertexUpstream(options: VertexDoubleOptions): Promise
         return;
       }
       if (method === 'rawPredict' && body.stream !== true) send(response, 200, claudeWhole(body, model));
-      else if (method === 'streamRawPredict' && body.stream === true) playFrames(response, claudeFrames(body, model), delay);
+      else if (method === 'streamRawPredict' && body.stream === true) playVertexFrames(response, claudeFrames(body, model), delay);
       else send(response, 400, { type: 'error', error: { type: 'invalid_request_error', message: `${method} does not match stream: ${String(body.stream)}` } });
     });
   });

@@ -19,6 +19,7 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { BedrockCredentialsConfig } from '../../config/schema.js';
 import { UpstreamError } from '../provider.js';
 import { resolveSecret } from '../shared/provider-secret.js';
+import { RenewingValue, type Renewable } from '../shared/renewing-value.js';
 
 /** A set of AWS credentials, as AWS's libraries pass them. */
 export interface AwsCredentials {
@@ -53,12 +54,6 @@ export function credentialProviderOf(providerName: string, config: BedrockCreden
   return () => Promise.resolve(credentials);
 }
 
-interface Held {
-  credentials: AwsCredentials;
-  /** When they are renewed (ms since epoch); never for credentials without an expiration. */
-  renewAt: number;
-}
-
 export interface AwsCredentialCacheOptions {
   /** The provider's name in the catalog, for messages. */
   providerName: string;
@@ -71,8 +66,7 @@ export class AwsCredentialCache {
   readonly #label: string;
   readonly #source: AwsCredentialProvider;
   readonly #now: () => number;
-  #held: Held | undefined;
-  #fetching: Promise<Held> | undefined;
+  readonly #held: RenewingValue<AwsCredentials>;
   /** Set once credentials were had: the next fetch asks the chain for new ones, not its memo. */
   #renewing = false;
   /** The secrets of the credentials in use (the current ones and those before, which a running call may hold). */
@@ -82,21 +76,17 @@ export class AwsCredentialCache {
     this.#label = `bedrock provider "${options.providerName}"`;
     this.#source = options.source;
     this.#now = options.now ?? Date.now;
+    this.#held = new RenewingValue(() => this.#fetch(), this.#now);
   }
 
   /** Credentials valid beyond the renewal margin: those held, or the one fetch in flight. */
-  async get(): Promise<AwsCredentials> {
-    const held = this.#held;
-    if (held !== undefined && this.#now() < held.renewAt) return held.credentials;
-    this.#fetching ??= this.#fetch().finally(() => {
-      this.#fetching = undefined;
-    });
-    return (await this.#fetching).credentials;
+  get(): Promise<AwsCredentials> {
+    return this.#held.get();
   }
 
   /** AWS refused the credentials: the next call fetches new ones. */
   refused(): void {
-    this.#held = undefined;
+    this.#held.drop();
   }
 
   /** Strips every key, secret and token handed out from a text. */
@@ -106,7 +96,7 @@ export class AwsCredentialCache {
     return result;
   }
 
-  async #fetch(): Promise<Held> {
+  async #fetch(): Promise<Renewable<AwsCredentials>> {
     const renewing = this.#renewing;
     let credentials: AwsCredentials;
     try {
@@ -121,8 +111,6 @@ export class AwsCredentialCache {
     const now = this.#now();
     const expiresAt = credentials.expiration?.getTime();
     const renewAt = expiresAt === undefined || !Number.isFinite(expiresAt) ? Number.POSITIVE_INFINITY : expiresAt - renewalMargin(expiresAt - now);
-    const held = { credentials, renewAt };
-    this.#held = held;
-    return held;
+    return { value: credentials, renewAt };
   }
 }

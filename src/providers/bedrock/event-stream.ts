@@ -10,8 +10,7 @@
  */
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import type { SseEvent, SseEventHandler } from '../../lib/sse-decoder.js';
-import type { EventSplitter } from '../shared/passthrough-reader.js';
+import { splitEvents, type EventSplitter, type SseEvent, type SseEventHandler } from '../../lib/sse-decoder.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 
 type Message = ReturnType<EventStreamCodec['decode']>;
@@ -78,14 +77,6 @@ export class EventStreamSplitter implements EventSplitter {
 }
 
 /** The events of an event-stream body, in order, as the canonical path reads them. */
-export async function* decodeEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const splitter = new EventStreamSplitter();
-  const ready: SseEvent[] = [];
-  const handler: SseEventHandler = { sseEvent: (event, data) => void ready.push({ event, data }) };
-  for await (const chunk of body) {
-    splitter.push(chunk, handler);
-    // One by one, so that `for await` backpressure reaches the body.
-    for (let event = ready.shift(); event !== undefined; event = ready.shift()) yield event;
-  }
-  splitter.end();
+export function decodeEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
+  return splitEvents(new EventStreamSplitter(), body);
 }

@@ -25,6 +25,7 @@ import { UpstreamError } from '../provider.js';
 import { createRedactor, type Redactor } from './redaction.js';
 import { classifyTransportFailure } from './transport-failure.js';
 import { soleLease, type CallCredentials, type CredentialLease } from './call-credentials.js';
+import { RenewingValue, type Renewable } from './renewing-value.js';
 
 /** The margin before expiry at which a token is renewed: a tenth of its life, at most five minutes. */
 export function renewalMargin(lifeMs: number): number {
@@ -35,12 +36,6 @@ export function renewalMargin(lifeMs: number): number {
 const ANSWER_LIMIT = 256 * 1024;
 /** The endpoint's own explanation is cut to this length (its description runs on with trace ids). */
 const REASON_LIMIT = 300;
-
-interface HeldToken {
-  value: string;
-  /** When it is renewed (ms since epoch): its expiry less the margin. */
-  renewAt: number;
-}
 
 export interface OAuthTokenSourceOptions {
   /** `azure provider "<name>"`, for messages. */
@@ -68,14 +63,14 @@ export class OAuthTokenSource implements CallCredentials {
   readonly #pool: Pool;
   readonly #path: string;
   readonly #redactAddress: Redactor;
-  #token: HeldToken | undefined;
+  readonly #token: RenewingValue<string>;
   /** The tokens still in use (the current one and the one before, which a running call may hold), kept out of any text that leaves. */
   #issued: readonly string[] = [];
-  #fetching: Promise<HeldToken> | undefined;
 
   constructor(options: OAuthTokenSourceOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#token = new RenewingValue(() => this.#fetch(), this.#now);
     const url = new URL(options.tokenUrl);
     this.#path = `${url.pathname}${url.search}`;
     this.#redactAddress = createRedactor(options.tokenUrl, options.secret);
@@ -93,13 +88,8 @@ export class OAuthTokenSource implements CallCredentials {
   }
 
   /** A token valid beyond the renewal margin: the one held, or the one fetch in flight. */
-  async token(): Promise<string> {
-    const held = this.#token;
-    if (held !== undefined && this.#now() < held.renewAt) return held.value;
-    this.#fetching ??= this.#fetch().finally(() => {
-      this.#fetching = undefined;
-    });
-    return (await this.#fetching).value;
+  token(): Promise<string> {
+    return this.#token.get();
   }
 
   /** One call's token. A refused one is dropped; there is no sibling to send the call again with. */
@@ -108,7 +98,7 @@ export class OAuthTokenSource implements CallCredentials {
   }
 
   refused(): void {
-    this.#token = undefined;
+    this.#token.drop();
   }
 
   redact(text: string): string {
@@ -121,7 +111,7 @@ export class OAuthTokenSource implements CallCredentials {
     await this.#pool.close();
   }
 
-  async #fetch(): Promise<HeldToken> {
+  async #fetch(): Promise<Renewable<string>> {
     const askedAt = this.#now();
     const { endpointName, grantName } = this.#options;
     let status: number;
@@ -150,9 +140,7 @@ export class OAuthTokenSource implements CallCredentials {
     }
     this.#issued = [...this.#issued.slice(-1), token];
     const lifeMs = lifeSeconds * 1_000;
-    const held = { value: token, renewAt: askedAt + lifeMs - renewalMargin(lifeMs) };
-    this.#token = held;
-    return held;
+    return { value: token, renewAt: askedAt + lifeMs - renewalMargin(lifeMs) };
   }
 
   #failure(detail: string, status: number | undefined, cause?: unknown): UpstreamError {

@@ -5,7 +5,7 @@
  * object, the framer's state and the splitter's (an unfinished line or event, rarely): no iterator
  * or promise per chunk or frame, and no chunk kept once it is read (docs/architecture.md, "Streams").
  */
-import { SseSplitter, type SseEventHandler } from '../../lib/sse-decoder.js';
+import { SseSplitter, type EventSplitter, type SseEventHandler } from '../../lib/sse-decoder.js';
 import type { FrameSink, PassthroughFrame, PassthroughFrames } from '../provider.js';
 import { UnreadableStreamError } from './stream-translator.js';
 import { describeStreamFailure } from './transport-failure.js';
@@ -29,14 +29,6 @@ export interface PassthroughFramer {
 /** The text, safe to show the client, of what ended a body early (`PassthroughFramer.end`'s error). */
 export function failureText(error: unknown): string {
   return error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
-}
-
-/** What cuts a body's chunks into events, synchronously (`SseSplitter` is one). */
-export interface EventSplitter {
-  /** Hands the events `chunk` completes to `handler`; throws on garbage. */
-  push(chunk: Uint8Array, handler: SseEventHandler): void;
-  /** The body ended: what is left unfinished is dropped. */
-  end(): void;
 }
 
 const ignore = (): void => undefined;
