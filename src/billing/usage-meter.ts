@@ -124,6 +124,10 @@ export class UsageMeter {
         this.pendingReasoning += event.delta;
         if (this.pendingReasoning.length >= BATCH_CHARACTERS) this.pendingReasoning = this.countBefore(this.pendingReasoning, 'reasoning');
         return;
+      // A search the upstream ran is work done: the answer is billable even if nothing else follows.
+      case 'web-search':
+        this.sawOutput = true;
+        return;
       default:
         return;
     }

@@ -91,16 +91,20 @@ export interface FunctionTool {
 }
 
 /**
- * A tool the gateway does not run or translate as a function: a hosted tool (`web_search`,
- * `tool_search`, `file_search`, …) or a type that did not exist when this was written. A Responses
- * upstream gets `raw` as the client sent it; a translated route maps it to the upstream's own
- * equivalent where the catalog allows that, and otherwise drops it (or the model refuses it).
+ * A tool the gateway does not run or translate as a function: a Responses hosted tool
+ * (`web_search`, `tool_search`, `file_search`, …), one of Anthropic's server tools
+ * (`web_search_20250305`, `code_execution_…`, …) or a type that did not exist when this was
+ * written. An upstream of the client's own wire gets `raw` as the client sent it; a translated
+ * route maps a web search to the upstream's own where the catalog allows that, and otherwise drops
+ * it (or the model refuses it) (docs/wire-protocols.md §3.4).
  */
 export interface HostedTool {
   type: string;
   raw: Readonly<Record<string, unknown>>;
   /** Where the client declared it (`tools[3]`, `input[0].tools[1]`), for a refusal's `param`. */
   param: string;
+  /** The wire `raw` is written in: absent for Responses, `anthropic` for an Anthropic server tool. */
+  wire?: 'anthropic';
 }
 
 /** What translated routes do with hosted tools they cannot run (catalog `hosted_tools`). */
@@ -131,7 +135,7 @@ export interface CanonicalRequest {
   instructions?: string;
   input: InputItem[];
   tools: FunctionTool[];
-  /** Hosted and unknown tools (Responses only); absent when there are none. */
+  /** Hosted and unknown tools (Responses), server tools (Anthropic Messages); absent when there are none. */
   hostedTools?: HostedTool[];
   /**
    * Whether a translated route may map hosted tools to its own equivalents (catalog
@@ -226,6 +230,12 @@ export type CanonicalEvent =
   | { type: 'tool-call-start'; index: number; callId: string; name: string }
   | { type: 'tool-call-delta'; index: number; delta: string }
   | { type: 'tool-call-end'; index: number }
+  /**
+   * The upstream ran a web search of its own (a hosted tool the catalog mapped) for `query`, done
+   * by the time it is told. Only Responses clients see it (a `web_search_call` item); the others
+   * get the answer's text alone (docs/wire-protocols.md §3.4).
+   */
+  | { type: 'web-search'; query: string }
   | { type: 'usage'; usage: Usage }
   | { type: 'input-usage'; usage: InputUsage }
   | { type: 'finish'; reason: FinishReason }

@@ -10,7 +10,7 @@
  * `thinking.budget_tokens` (the provider's budget table read backwards); `thinking: {type:
  * "disabled"}` turns it off.
  */
-import { REASONING_EFFORTS, type CanonicalRequest, type FunctionTool, type ReasoningEffort, type ToolChoice } from '../canonical.js';
+import { REASONING_EFFORTS, type CanonicalRequest, type FunctionTool, type HostedTool, type ReasoningEffort, type ToolChoice } from '../canonical.js';
 import {
   missingParameter,
   optionalArray,
@@ -25,6 +25,7 @@ import {
 } from '../field-checks.js';
 import { requireString } from '../chat-completions/required-fields.js';
 import { decodeMessages, decodeSystem } from './decode-content.js';
+import { serverTool } from './server-tools.js';
 
 export interface DecodedMessages {
   request: CanonicalRequest;
@@ -51,8 +52,8 @@ export function decodeMessagesRequest(body: unknown, options: { countOnly?: bool
   const maxTokens = optionalInteger(root.max_tokens, 'max_tokens', { minimum: 1 });
   if (maxTokens === undefined && options.countOnly !== true) throw missingParameter('max_tokens');
   const instructions = decodeSystem(root.system);
-  const tools = decodeTools(root.tools);
-  const choice = decodeToolChoice(root.tool_choice);
+  const { tools, hostedTools } = decodeTools(root.tools);
+  const choice = withoutServerToolChoice(decodeToolChoice(root.tool_choice), hostedTools);
   const thinking = decodeThinking(root);
   const temperature = optionalNumber(root.temperature, 'temperature', { minimum: 0, maximum: 1 });
   const topP = optionalNumber(root.top_p, 'top_p', { minimum: 0, maximum: 1 });
@@ -64,6 +65,7 @@ export function decodeMessagesRequest(body: unknown, options: { countOnly?: bool
     stream: options.countOnly === true ? false : (optionalBoolean(root.stream, 'stream') ?? false),
   };
   if (instructions !== undefined) request.instructions = instructions;
+  if (hostedTools.length > 0) request.hostedTools = hostedTools;
   if (choice.disableParallel) request.parallelToolCalls = false;
   if (maxTokens !== undefined) request.maxOutputTokens = maxTokens;
   if (thinking.effort !== undefined) request.reasoningEffort = thinking.effort;
@@ -74,23 +76,34 @@ export function decodeMessagesRequest(body: unknown, options: { countOnly?: bool
 
 /**
  * Client tools. A tool with a `type` other than `custom` is one of Anthropic's server tools (web
- * search, code execution, …), which only Anthropic runs: it is left out of the canonical request
- * (so translated routes do without it) and reaches an Anthropic upstream through pass-through.
+ * search, code execution, …), which only Anthropic runs: it is kept apart as a hosted tool
+ * (server-tools.ts), which reaches an Anthropic upstream through pass-through.
  */
-function decodeTools(value: unknown): FunctionTool[] {
+function decodeTools(value: unknown): { tools: FunctionTool[]; hostedTools: HostedTool[] } {
   const tools = optionalArray(value, 'tools') ?? [];
   const decoded: FunctionTool[] = [];
+  const hostedTools: HostedTool[] = [];
   tools.forEach((_tool, index) => {
     const tool = recordAt(tools, index, 'tools');
     const type = optionalString(tool.type, `tools[${index}].type`);
-    if (type !== undefined && type !== 'custom') return;
+    if (type !== undefined && type !== 'custom') {
+      hostedTools.push(serverTool(type, tool, index));
+      return;
+    }
     const name = requireString(tool.name, `tools[${index}].name`);
     const description = optionalString(tool.description, `tools[${index}].description`);
     const schema = optionalRecord(tool.input_schema, `tools[${index}].input_schema`);
     if (schema === undefined) throw missingParameter(`tools[${index}].input_schema`);
     decoded.push({ name, parameters: schema, ...(description === undefined ? {} : { description }) });
   });
-  return decoded;
+  return { tools: decoded, hostedTools };
+}
+
+/** A choice of a server tool by name lets the model choose: a translated route may not have it. */
+function withoutServerToolChoice(choice: { toolChoice: ToolChoice; disableParallel: boolean }, hostedTools: readonly HostedTool[]): { toolChoice: ToolChoice; disableParallel: boolean } {
+  const chosen = choice.toolChoice;
+  if (typeof chosen !== 'object' || !hostedTools.some((tool) => tool.raw.name === chosen.name)) return choice;
+  return { ...choice, toolChoice: 'auto' };
 }
 
 const TOOL_CHOICE_TYPES = ['auto', 'any', 'tool', 'none'] as const;

@@ -109,6 +109,11 @@ export class MessagesEncoder {
         return [];
       case 'error':
         return this.fail(event.code, event.message);
+      // A search the upstream ran: the answer's text says what it found. Blocks of Anthropic's own
+      // (`server_tool_use`, `web_search_tool_result`) would need an `encrypted_content` only Anthropic
+      // can make, which it checks when a later turn sends them back.
+      case 'web-search':
+        return [];
       default:
         return [];
     }

@@ -208,8 +208,10 @@ export class ChatCompletionsEncoder {
         frames.push(this.#chunk('{}', event.reason));
         return frames;
       }
-      // Chat Completions has no field for reasoning text (OpenAI never streams it here).
+      // Chat Completions has no field for reasoning text (OpenAI never streams it here), nor for a
+      // search the upstream ran itself: the answer's text says what it found.
       case 'reasoning-delta':
+      case 'web-search':
         return [];
     }
   }

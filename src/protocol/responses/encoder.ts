@@ -37,8 +37,8 @@ export interface ResponsesEncoderOptions {
 
 type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
-/** Item id prefixes: messages, function calls, reasoning, custom tool calls. */
-export type ItemIdPrefix = 'msg' | 'fc' | 'rs' | 'ctc';
+/** Item id prefixes: messages, function calls, reasoning, custom tool calls, web searches. */
+export type ItemIdPrefix = 'msg' | 'fc' | 'rs' | 'ctc' | 'ws';
 
 /** Random hex ids like OpenAI's (`msg_` + 48 hex digits). */
 export function randomItemId(prefix: string): string {
@@ -98,6 +98,9 @@ export class ResponsesEncoder {
         break;
       case 'tool-call-end':
         this.endCall(event.index, 'completed');
+        break;
+      case 'web-search':
+        this.pushWebSearch(event.query);
         break;
       case 'finish':
         this.finishReason = event.reason;
@@ -203,6 +206,24 @@ export class ResponsesEncoder {
     if (item?.type !== 'reasoning') return;
     item.text += delta;
     if (this.options.stream) this.emit('response.reasoning_summary_text.delta', { ...this.itemRef(this.openReasoning), summary_index: 0, delta });
+  }
+
+  /**
+   * A search the upstream ran: a whole `web_search_call` item with the events OpenAI sends for one
+   * (in progress, searching, completed), since it is done by the time it is told. It closes the
+   * message or reasoning before it, as any new item does.
+   */
+  private pushWebSearch(query: string): void {
+    this.closeMessage('completed');
+    this.closeReasoning('completed');
+    const outputIndex = this.addItem({ type: 'web_search_call', id: this.newId('ws'), status: 'in_progress', query });
+    const item = this.output[outputIndex];
+    if (item?.type !== 'web_search_call') return;
+    this.emit('response.web_search_call.in_progress', this.itemRef(outputIndex));
+    this.emit('response.web_search_call.searching', this.itemRef(outputIndex));
+    item.status = 'completed';
+    this.emit('response.web_search_call.completed', this.itemRef(outputIndex));
+    this.emit('response.output_item.done', { output_index: outputIndex, item: itemObject(item) });
   }
 
   private startCall(index: number, callId: string, name: string): void {

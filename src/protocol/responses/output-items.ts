@@ -13,7 +13,9 @@ export type OutputItem =
   /** `namespace` is set for a tool the client declared inside a namespace (`name` is then its name there). */
   | { type: 'function_call'; id: string; status: ItemStatus; callId: string; name: string; namespace?: string; arguments: string }
   /** A call to a custom tool; `arguments` collects the upstream's JSON until `input` can be read from it. */
-  | { type: 'custom_tool_call'; id: string; status: ItemStatus; callId: string; name: string; namespace?: string; arguments: string; input: string };
+  | { type: 'custom_tool_call'; id: string; status: ItemStatus; callId: string; name: string; namespace?: string; arguments: string; input: string }
+  /** A web search the upstream ran itself (a mapped hosted tool), told once it is done. */
+  | { type: 'web_search_call'; id: string; status: ItemStatus; query: string };
 
 export function outputTextPart(text: string): Record<string, unknown> {
   return { type: 'output_text', annotations: [], logprobs: [], text };
@@ -60,6 +62,8 @@ export function itemObject(item: OutputItem, withContent = true): Record<string,
         ...namespaceField(item.namespace),
         input: item.input,
       };
+    case 'web_search_call':
+      return { id: item.id, type: 'web_search_call', status: item.status, action: { type: 'search', query: item.query } };
   }
 }
 

@@ -16,8 +16,8 @@ import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-t
 import { reportedTokenCount } from '../shared/reported-count.js';
 
 /**
- * `stop_reason` → finish reason (docs/wire-protocols.md §4.6). `pause_turn` only follows server tools,
- * which the gateway never sends; it reads as a stop.
+ * `stop_reason` → finish reason (docs/wire-protocols.md §4.6). `pause_turn` follows a long turn of
+ * server tools (a mapped web search), which a translated client cannot resume: it reads as a stop.
  */
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   end_turn: 'stop',
@@ -131,7 +131,13 @@ class UsageTally {
   }
 }
 
-type OpenBlock = { kind: 'text' } | { kind: 'thinking' } | { kind: 'other' } | { kind: 'tool'; ordinal: number; sentArguments: boolean; startInput: Record<string, unknown> };
+type OpenBlock =
+  | { kind: 'text' }
+  | { kind: 'thinking' }
+  | { kind: 'other' }
+  | { kind: 'tool'; ordinal: number; sentArguments: boolean; startInput: Record<string, unknown> }
+  /** A `server_tool_use` block (Anthropic ran the tool): its input, gathered until it stops. */
+  | { kind: 'server'; name: string; input: string; startInput: unknown };
 
 /** Translates one Messages SSE stream. One instance per stream. */
 export class MessagesStreamTranslator implements StreamTranslator {
@@ -203,8 +209,11 @@ export class MessagesStreamTranslator implements StreamTranslator {
         this.#blocks.set(start.index, { kind: 'tool', ordinal, sentArguments: false, startInput: isRecord(block.input) ? block.input : {} });
         return [{ type: 'tool-call-start', index: ordinal, callId: block.id, name: block.name }];
       }
+      case 'server_tool_use':
+        this.#blocks.set(start.index, { kind: 'server', name: block.name ?? '', input: '', startInput: block.input });
+        return [];
       default:
-        // redacted_thinking and server-tool blocks carry nothing the canonical model can show.
+        // redacted_thinking, server-tool results and the like carry nothing the canonical model can show.
         this.#blocks.set(start.index, { kind: 'other' });
         return [];
     }
@@ -220,6 +229,7 @@ export class MessagesStreamTranslator implements StreamTranslator {
       block.sentArguments = true;
       return [{ type: 'tool-call-delta', index: block.ordinal, delta: delta.partial_json }];
     }
+    if (delta.type === 'input_json_delta' && block.kind === 'server' && delta.partial_json) block.input += delta.partial_json;
     // signature_delta, citations_delta and empty fragments.
     return [];
   }
@@ -227,6 +237,7 @@ export class MessagesStreamTranslator implements StreamTranslator {
   #stopBlock(index: number): CanonicalEvent[] {
     const block = this.#blocks.get(index);
     this.#blocks.delete(index);
+    if (block?.kind === 'server') return serverToolEvents(block.name, block.input === '' ? block.startInput : parsedOrNothing(block.input));
     return block?.kind === 'tool' ? closeTool(block) : [];
   }
 
@@ -263,6 +274,7 @@ export function messageObjectEvents(body: Record<string, unknown>): CanonicalEve
       reasoning.add(block.thinking);
       events.push({ type: 'reasoning-delta', delta: block.thinking });
     }
+    if (block.type === 'server_tool_use') events.push(...serverToolEvents(block.name ?? '', block.input));
     if (block.type === 'tool_use' && block.id && block.name) {
       const index = toolCalls++;
       events.push(
@@ -278,6 +290,19 @@ export function messageObjectEvents(body: Record<string, unknown>): CanonicalEve
   if (usage !== undefined) events.push({ type: 'usage', usage });
   events.push({ type: 'finish', reason: finishReason(parsed.data.stop_reason, toolCalls > 0) });
   return events;
+}
+
+/**
+ * What a server tool Anthropic ran tells the client: a web search (one the catalog mapped) and its
+ * query; nothing for the others, or for a search without a query.
+ */
+function serverToolEvents(name: string, input: unknown): CanonicalEvent[] {
+  return name === 'web_search' && isRecord(input) && typeof input.query === 'string' ? [{ type: 'web-search', query: input.query }] : [];
+}
+
+function parsedOrNothing(text: string): unknown {
+  const parsed = parseJson(text);
+  return parsed.ok ? parsed.value : undefined;
 }
 
 /** The text of an in-band `error` object (raw: the stream driver redacts it). */

@@ -50,6 +50,11 @@ const chunkSchema = z.object({
         index: z.number().int().nullish().catch(null),
         content: z.object({ parts: z.array(partSchema).nullish() }).nullish(),
         finishReason: optionalString,
+        // Google Search grounding (a mapped web search): the queries Gemini ran.
+        groundingMetadata: z
+          .object({ webSearchQueries: z.array(z.string()).nullish().catch(null) })
+          .nullish()
+          .catch(null),
       }),
     )
     .nullish(),
@@ -105,6 +110,8 @@ export class GeminiStreamTranslator implements StreamTranslator {
   readonly #onFunctionCall: NonNullable<GeminiStreamTranslatorOptions['onFunctionCall']>;
   readonly #newCallId: () => string;
   #calls = 0;
+  /** The search queries already told: grounding metadata may repeat on later chunks. */
+  readonly #searches = new Set<string>();
   #finishReason: string | undefined;
   #usage: Usage | undefined;
   #ended = false;
@@ -142,6 +149,11 @@ export class GeminiStreamTranslator implements StreamTranslator {
     // Only candidate 0 is read: the gateway never asks for more than one.
     const candidate = chunk.candidates?.find((each) => (each.index ?? 0) === 0);
     for (const part of candidate?.content?.parts ?? []) this.#readPart(part, events);
+    for (const query of candidate?.groundingMetadata?.webSearchQueries ?? []) {
+      if (this.#searches.has(query)) continue;
+      this.#searches.add(query);
+      events.push({ type: 'web-search', query });
+    }
     if (candidate?.finishReason) this.#finishReason = candidate.finishReason;
     // A blocked prompt has no candidates at all; it is a whole (empty) answer.
     else if (chunk.promptFeedback?.blockReason && (chunk.candidates ?? []).length === 0) this.#finishReason = 'SAFETY';

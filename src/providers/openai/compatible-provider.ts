@@ -10,6 +10,7 @@
 import type { CanonicalEvent, CanonicalRequest, Surface } from '../../protocol/canonical.js';
 import { UpstreamError, type PassthroughCall, type PassthroughResult, type Provider, type ProviderCall } from '../provider.js';
 import { streamCanonical } from '../shared/canonical-stream.js';
+import { responsesTool } from '../shared/hosted-tools.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
 import { ChatStreamTranslator, chatCompletionEvents, inBandErrorMessage, toChatBody } from './chat-wire.js';
 import { runEmbeddings } from './embeddings.js';
@@ -86,8 +87,9 @@ export function createCompatibleProvider(options: CompatibleProviderOptions): Pr
     images: (call) => runImages(client, pathOf, call),
     transcribe: (call) => runTranscription(client, pathOf, call),
 
-    // The canonical path speaks Responses only to an upstream that speaks nothing else.
-    keepsHostedTool: () => api === 'responses',
+    // The canonical path speaks Responses only to an upstream that speaks nothing else; there a
+    // Responses tool goes as sent and an Anthropic web search, when mapped, as Responses' own.
+    keepsHostedTool: (tool, request) => api === 'responses' && responsesTool(tool, request) !== undefined,
 
     close: () => client.close(),
   };

@@ -11,6 +11,7 @@ import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { inBandErrorMessage } from './chat-wire.js';
+import { responsesTool } from '../shared/hosted-tools.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 import { NOT_REPORTED, readReportedCount, reportedTokenCount } from '../shared/reported-count.js';
 
@@ -25,10 +26,11 @@ export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCa
     store: false,
   };
   if (request.instructions !== undefined && request.instructions !== '') body.instructions = request.instructions;
-  const hostedTools = request.hostedTools ?? [];
+  const hostedTools = (request.hostedTools ?? []).flatMap((tool) => responsesTool(tool, request) ?? []);
   if (request.tools.length > 0 || hostedTools.length > 0) {
-    // Namespaced tools go up under their flat names, like on every translated route; hosted tools
-    // as the client sent them, since this upstream runs them.
+    // Namespaced tools go up under their flat names, like on every translated route; Responses
+    // hosted tools as the client sent them, since this upstream runs them (an Anthropic web search
+    // as Responses' own, when the catalog maps it: shared/hosted-tools.ts).
     body.tools = [
       ...request.tools.map((tool) => ({
         type: 'function',
@@ -37,7 +39,7 @@ export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCa
         parameters: tool.parameters ?? { type: 'object', properties: {} },
         strict: tool.strict ?? false,
       })),
-      ...hostedTools.map((tool) => tool.raw),
+      ...hostedTools,
     ];
     body.tool_choice = typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function', name: request.toolChoice.name };
     if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
@@ -90,7 +92,14 @@ const responsesUsageSchema = z.object({
   output_tokens_details: z.object({ reasoning_tokens: tokenCount }).nullish().catch(null),
 });
 
-const outputItemSchema = z.object({ type: optionalString, call_id: optionalString, name: optionalString, arguments: optionalString });
+const outputItemSchema = z.object({
+  type: optionalString,
+  call_id: optionalString,
+  name: optionalString,
+  arguments: optionalString,
+  // A `web_search_call`'s action: `{type: "search", query}` (also `open_page`, `find`).
+  action: z.object({ type: optionalString, query: optionalString }).nullish().catch(null),
+});
 
 const responseObjectSchema = z.object({
   status: optionalString,
@@ -186,6 +195,7 @@ export class ResponsesEventReader {
         return index !== undefined && this.#openCalls.has(index) && event.delta ? [{ type: 'tool-call-delta', index, delta: event.delta }] : [];
       }
       case 'response.output_item.done':
+        if (event.item?.type === 'web_search_call') return webSearchEvents(event.item);
         return event.item?.type === 'function_call' ? this.#endCall(event.output_index ?? 0, event.item) : [];
       case 'response.completed':
       case 'response.incomplete': {
@@ -235,6 +245,12 @@ export class ResponsesEventReader {
   }
 }
 
+/** A finished `web_search_call` item: a `web-search` event when it searched (not for opening a page). */
+function webSearchEvents(item: z.infer<typeof outputItemSchema>): CanonicalEvent[] {
+  const action = item.action;
+  return action?.type === 'search' && typeof action.query === 'string' ? [{ type: 'web-search', query: action.query }] : [];
+}
+
 /** The canonical events of a whole (non-streamed) response object, for metering. */
 export function responsesObjectEvents(body: unknown): CanonicalEvent[] {
   const parsed = responseObjectSchema.safeParse(body);
@@ -249,6 +265,9 @@ export function responsesObjectEvents(body: unknown): CanonicalEvent[] {
         if (isRecord(part) && part.type === 'output_text' && typeof part.text === 'string' && part.text !== '') events.push({ type: 'text-delta', delta: part.text });
         if (isRecord(part) && part.type === 'refusal' && typeof part.refusal === 'string' && part.refusal !== '') events.push({ type: 'text-delta', delta: part.refusal });
       }
+    } else if (item.type === 'web_search_call') {
+      const parsed = outputItemSchema.safeParse(item);
+      if (parsed.success) events.push(...webSearchEvents(parsed.data));
     } else if (item.type === 'function_call') {
       const index = callIndex;
       callIndex += 1;

@@ -8,8 +8,10 @@ import { GatewayError } from '../../../../errors/gateway-error.js';
 import { idSuffix } from '../../../../lib/ids.js';
 import { decodeMessagesRequest } from '../../../../protocol/anthropic-messages/decode-request.js';
 import { MessagesEncoder } from '../../../../protocol/anthropic-messages/encoder.js';
+import { unsupportedServerTool } from '../../../../protocol/anthropic-messages/server-tools.js';
 import { sseFrame } from '../../../../protocol/sse-frame.js';
 import { effortFor } from '../../../../routing/catalog.js';
+import { withHostedToolPolicy } from '../hosted-tool-policy.js';
 import type { SurfaceAdapter } from '../surface.js';
 
 export interface MessagesExtras {
@@ -39,12 +41,15 @@ export const anthropicMessagesSurface: SurfaceAdapter<MessagesExtras> = {
     return { request: decoded.request, clientWantsUsage: true, extras: { omitThinking: decoded.omitThinking, upstreamHeaders } };
   },
   checkAgainstModel(decoded, model) {
-    const effort = decoded.request.reasoningEffort;
-    if (effort === undefined || effortFor(model, effort) === 'use') return decoded;
+    // Server tools (Claude Code's web search) under the model's `hosted_tools` setting.
+    const policed = withHostedToolPolicy(decoded.request, model, 'anthropic-messages', unsupportedServerTool);
+    const checked = policed === decoded.request ? decoded : { ...decoded, request: policed };
+    const effort = policed.reasoningEffort;
+    if (effort === undefined || effortFor(model, effort) === 'use') return checked;
     // Claude Code asks for thinking on every turn; a model without reasoning answers without it
     // (as Anthropic's own models without thinking do) rather than refusing every turn.
     if (model.reasoningEfforts.size === 0) {
-      const { reasoningEffort: _dropped, ...request } = decoded.request;
+      const { reasoningEffort: _dropped, ...request } = policed;
       return { ...decoded, request };
     }
     const allowed = [...model.reasoningEfforts].map((value) => `'${value}'`).join(', ');

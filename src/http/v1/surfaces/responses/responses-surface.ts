@@ -10,7 +10,8 @@ import { decodeResponsesBody } from '../../../../protocol/responses/decode-reque
 import { unsupportedHostedTool } from '../../../../protocol/responses/decode-tools.js';
 import { ResponsesEncoder } from '../../../../protocol/responses/encoder.js';
 import { failedResponse, responsesFailureFrame } from '../../../../protocol/responses/failure-frame.js';
-import { effortFor, type ModelEntry } from '../../../../routing/catalog.js';
+import { effortFor } from '../../../../routing/catalog.js';
+import { withHostedToolPolicy } from '../hosted-tool-policy.js';
 import type { SurfaceAdapter } from '../surface.js';
 import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
 import type { ResponsesExtras, ResponseStore } from './responses-extras.js';
@@ -29,7 +30,7 @@ export function createResponsesSurface(deps: ResponsesSurfaceDeps): SurfaceAdapt
       return { request, clientWantsUsage: true, extras: { store, previousResponseId, metadata, echo } };
     },
     checkAgainstModel(decoded, model) {
-      const policed = withHostedToolPolicy(decoded.request, model);
+      const policed = withHostedToolPolicy(decoded.request, model, 'responses', unsupportedHostedTool);
       const effort = policed.reasoningEffort;
       const use = effort === undefined ? 'use' : effortFor(model, effort);
       if (use === 'refuse') {
@@ -84,22 +85,8 @@ export function createResponsesSurface(deps: ResponsesSurfaceDeps): SurfaceAdapt
   };
 }
 
-/**
- * The model's `hosted_tools` setting: `map` lets translated routes use their own equivalents (the
- * request returned says so); `refuse` answers 400 naming the first hosted tool when any target of
- * the model would translate the request (a Responses pass-through runs them all, so a model served
- * only that way never refuses).
- */
 /** The request without its effort (`none` on a model that does not reason). */
 function withoutEffort(request: CanonicalRequest): CanonicalRequest {
   const { reasoningEffort: _dropped, ...rest } = request;
   return rest;
-}
-
-function withHostedToolPolicy(request: CanonicalRequest, model: ModelEntry): CanonicalRequest {
-  const hosted = request.hostedTools ?? [];
-  if (hosted.length === 0) return request;
-  const translates = model.targets.some((target) => target.provider.speaksNatively?.('responses') !== true);
-  if (model.hostedTools === 'refuse' && translates && hosted[0] !== undefined) throw unsupportedHostedTool(hosted[0]);
-  return model.hostedTools === 'map' ? { ...request, mapHostedTools: true } : request;
 }
