@@ -55,18 +55,28 @@ export type RequestedEffort = ReasoningEffort | LightEffort;
 
 export type MessageRole = 'system' | 'developer' | 'user' | 'assistant';
 
-/** A part of a message's content. */
-export type ContentPart =
-  | { type: 'text'; text: string }
-  | { type: 'image'; url: string; detail?: 'auto' | 'low' | 'high' }
-  | { type: 'refusal'; refusal: string };
+/**
+ * A prompt-cache breakpoint (docs/wire-protocols.md §21): the prompt up to and including what
+ * carries it may be cached. Only Anthropic's Messages surface can place one (its `cache_control`);
+ * Anthropic and Bedrock upstreams send them on (`cache_control`, `cachePoint`). `ttl` is
+ * Anthropic's lifetime: 5 minutes when absent.
+ */
+export interface CacheBreakpoint {
+  ttl?: '5m' | '1h';
+}
 
-/** One item of the conversation sent to the model. */
+/** A part of a message's content; `cache` marks a breakpoint after it. */
+export type ContentPart =
+  | { type: 'text'; text: string; cache?: CacheBreakpoint }
+  | { type: 'image'; url: string; detail?: 'auto' | 'low' | 'high'; cache?: CacheBreakpoint }
+  | { type: 'refusal'; refusal: string; cache?: CacheBreakpoint };
+
+/** One item of the conversation sent to the model; `cache` marks a breakpoint after a call or its output. */
 export type InputItem =
   | { type: 'message'; role: MessageRole; content: ContentPart[] }
   /** A call the model made earlier; `callId` joins it to its output. */
-  | { type: 'function_call'; callId: string; name: string; arguments: string }
-  | { type: 'function_call_output'; callId: string; output: string };
+  | { type: 'function_call'; callId: string; name: string; arguments: string; cache?: CacheBreakpoint }
+  | { type: 'function_call_output'; callId: string; output: string; cache?: CacheBreakpoint };
 
 /** A function the model may call. `parameters` is a JSON Schema object. */
 export interface FunctionTool {
@@ -88,6 +98,8 @@ export interface FunctionTool {
    * client under the declared namespace and name.
    */
   declared?: { namespace: string; name: string };
+  /** A prompt-cache breakpoint after this tool (the tools come first in Anthropic's prompt). */
+  cache?: CacheBreakpoint;
 }
 
 /**
@@ -133,6 +145,16 @@ export interface CanonicalRequest {
   model: string;
   /** System instructions placed before everything else (Responses `instructions`). */
   instructions?: string;
+  /** A prompt-cache breakpoint after `instructions` (an Anthropic client's marked `system`). */
+  instructionsCache?: CacheBreakpoint;
+  /**
+   * Whether the client's surface places prompt-cache breakpoints itself (Anthropic Messages): the
+   * `cache` markers are then all it wants, none included. Absent (OpenAI's surfaces, which cannot
+   * say), upstreams whose cache needs breakpoints get the gateway's own (see CacheBreakpoint).
+   */
+  cacheMarked?: boolean;
+  /** The client's `prompt_cache_key` (OpenAI's surfaces), sent on to OpenAI upstreams. */
+  promptCacheKey?: string;
   input: InputItem[];
   tools: FunctionTool[];
   /** Hosted and unknown tools (Responses), server tools (Anthropic Messages); absent when there are none. */

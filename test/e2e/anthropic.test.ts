@@ -108,8 +108,9 @@ describe.each(engines)('an Anthropic upstream through the gateway on %s', (engin
     expect(sent.body).toEqual({
       model: UPSTREAM_MODEL,
       max_tokens: 4_096,
-      system: [{ type: 'text', text: 'Answer tersely.' }],
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Weather in Oslo and Rome?' }] }],
+      // The gateway's prompt-cache breakpoints: after the system prompt, on the conversation's last block.
+      system: [{ type: 'text', text: 'Answer tersely.', cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Weather in Oslo and Rome?', cache_control: { type: 'ephemeral' } }] }],
       stream: true,
     });
   });
@@ -143,7 +144,7 @@ describe.each(engines)('an Anthropic upstream through the gateway on %s', (engin
       input_tokens_details: { cached_tokens: TEXT_USAGE.cachedInputTokens },
       output_tokens: TEXT_USAGE.outputTokens,
     });
-    expect(lastSent().body.system).toEqual([{ type: 'text', text: 'Be brief.' }]);
+    expect(lastSent().body.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }]);
   });
 
   it('responses, streamed through the SDK helper', async () => {
@@ -166,7 +167,8 @@ describe.each(engines)('an Anthropic upstream through the gateway on %s', (engin
     const calls = (message.tool_calls ?? []).flatMap((call) => (call.type === 'function' ? [call] : []));
     expect(calls.map((call) => call.id)).toEqual([OSLO_CALL, ROME_CALL]);
     expect(calls.map((call) => JSON.parse(call.function.arguments) as unknown)).toEqual([{ city: 'Oslo' }, { city: 'Rome' }]);
-    expect(lastSent().body.tools).toEqual([{ name: 'weather', description: 'Current weather', input_schema: weatherTool.function.parameters }]);
+    // Without a system prompt, the prefix's breakpoint goes on the last tool.
+    expect(lastSent().body.tools).toEqual([{ name: 'weather', description: 'Current weather', input_schema: weatherTool.function.parameters, cache_control: { type: 'ephemeral' } }]);
 
     messages.push(message, ...calls.map((call, index) => ({ role: 'tool' as const, tool_call_id: call.id, content: index === 0 ? '-3C, snow' : '18C, sun' })));
     const second = await client.chat.completions.create({ model: 'claude-model', messages, tools: [weatherTool] });
@@ -186,7 +188,7 @@ describe.each(engines)('an Anthropic upstream through the gateway on %s', (engin
       role: 'user',
       content: [
         { type: 'tool_result', tool_use_id: OSLO_CALL, content: '-3C, snow' },
-        { type: 'tool_result', tool_use_id: ROME_CALL, content: '18C, sun' },
+        { type: 'tool_result', tool_use_id: ROME_CALL, content: '18C, sun', cache_control: { type: 'ephemeral' } },
       ],
     });
   });

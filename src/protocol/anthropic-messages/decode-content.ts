@@ -4,11 +4,17 @@
  * refused, because the same body may be passed through to an Anthropic upstream that takes them:
  * `thinking` and `redacted_thinking` (their signatures only mean something to Anthropic),
  * `document`, server-tool blocks, images from the Files API and types newer than this code.
- * `cache_control` is ignored.
+ *
+ * `cache_control` on a system block or a content block becomes a canonical prompt-cache
+ * breakpoint (cache-control.ts; docs/wire-protocols.md §21): on `instructions` for the system
+ * prompt (its blocks are joined into one text, which carries the breakpoint if any of them did),
+ * on the part or item a block becomes otherwise. A block left out passes its breakpoint to the
+ * part or item before it in the same message.
  */
-import type { ContentPart, InputItem, MessageRole } from '../canonical.js';
+import type { CacheBreakpoint, ContentPart, InputItem, MessageRole } from '../canonical.js';
 import { invalidType, invalidValue, missingParameter, optionalArray, optionalBoolean, optionalString, recordAt, type JsonRecord } from '../field-checks.js';
 import { requireRecord, requireString } from '../chat-completions/required-fields.js';
+import { cacheBreakpoint } from './cache-control.js';
 
 const ROLES = ['user', 'assistant', 'system'] as const;
 type Role = (typeof ROLES)[number] & MessageRole;
@@ -17,18 +23,21 @@ function isRole(value: string): value is Role {
   return (ROLES as readonly string[]).includes(value);
 }
 
-/** The system prompt: a string or text blocks. */
-export function decodeSystem(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value === '' ? undefined : value;
+/** The system prompt: a string or text blocks, and the breakpoint the last marked block asks for. */
+export function decodeSystem(value: unknown): { text?: string; cache?: CacheBreakpoint } {
+  if (value === undefined || value === null) return {};
+  if (typeof value === 'string') return value === '' ? {} : { text: value };
   const blocks = optionalArray(value, 'system') ?? [];
+  let cache: CacheBreakpoint | undefined;
   const texts = blocks.map((_block, index) => {
     const block = recordAt(blocks, index, 'system');
     if (block.type !== 'text') throw invalidValue(`system[${index}].type`, typeof block.type === 'string' ? block.type : String(block.type), ['text']);
+    cache = cacheBreakpoint(block.cache_control, `system[${index}].cache_control`) ?? cache;
     return requireString(block.text, `system[${index}].text`);
   });
   const text = texts.join('\n');
-  return text === '' ? undefined : text;
+  if (text === '') return {};
+  return cache === undefined ? { text } : { text, cache };
 }
 
 /** `messages` as canonical items, in order (a message's tool results become items of their own). */
@@ -57,30 +66,47 @@ function decodeMessage(role: Role, content: unknown, param: string): InputItem[]
     if (parts.length > 0) items.push({ type: 'message', role, content: parts });
     parts = [];
   };
+  // What the last block kept became: a breakpoint on a block left out goes there.
+  let last: { cache?: CacheBreakpoint } | undefined;
   content.forEach((_block, index) => {
     const block = recordAt(content, index, param);
     const at = `${param}[${index}]`;
+    const cache = cacheBreakpoint(block.cache_control, `${at}.cache_control`);
+    let kept: { cache?: CacheBreakpoint } | undefined;
     switch (block.type) {
-      case 'text':
-        parts.push({ type: 'text', text: requireString(block.text, `${at}.text`) });
-        return;
+      case 'text': {
+        const part: ContentPart = { type: 'text', text: requireString(block.text, `${at}.text`) };
+        parts.push(part);
+        kept = part;
+        break;
+      }
       case 'image': {
         const url = imageUrl(block.source, `${at}.source`);
-        if (url !== undefined) parts.push({ type: 'image', url });
-        return;
+        const part: ContentPart | undefined = url === undefined ? undefined : { type: 'image', url };
+        if (part !== undefined) parts.push(part);
+        kept = part;
+        break;
       }
-      case 'tool_use':
+      case 'tool_use': {
         flush();
-        items.push({ type: 'function_call', callId: requireString(block.id, `${at}.id`), name: requireString(block.name, `${at}.name`), arguments: JSON.stringify(block.input ?? {}) });
-        return;
-      case 'tool_result':
+        const call: Extract<InputItem, { type: 'function_call' }> = { type: 'function_call', callId: requireString(block.id, `${at}.id`), name: requireString(block.name, `${at}.name`), arguments: JSON.stringify(block.input ?? {}) };
+        items.push(call);
+        kept = call;
+        break;
+      }
+      case 'tool_result': {
         flush();
-        items.push({ type: 'function_call_output', callId: requireString(block.tool_use_id, `${at}.tool_use_id`), output: toolResultText(block, at) });
-        return;
+        const output: Extract<InputItem, { type: 'function_call_output' }> = { type: 'function_call_output', callId: requireString(block.tool_use_id, `${at}.tool_use_id`), output: toolResultText(block, at) };
+        items.push(output);
+        kept = output;
+        break;
+      }
       default:
         if (typeof block.type !== 'string') throw invalidType(`${at}.type`, 'a string', block.type);
       // thinking, redacted_thinking, document, server-tool blocks: see the file comment.
     }
+    last = kept ?? last;
+    if (cache !== undefined && last !== undefined) last.cache = cache;
   });
   flush();
   return items;

@@ -3,8 +3,8 @@
  * the canonical request. Only what the gateway needs is validated: the same body may be passed
  * through to an Anthropic upstream, which then sees every field as the client sent it, so fields
  * the canonical model has no place for (`metadata`, `top_k`, `stop_sequences`, `context_management`,
- * `cache_control`, `service_tier`, betas newer than this code) are accepted and, on translated
- * routes, not sent on.
+ * `service_tier`, betas newer than this code) are accepted and, on translated routes, not sent on.
+ * `cache_control` markers become canonical prompt-cache breakpoints (cache-control.ts).
  *
  * Thinking becomes a reasoning effort: `output_config.effort` when given, else one derived from
  * `thinking.budget_tokens` (the provider's budget table read backwards); `thinking: {type:
@@ -25,6 +25,7 @@ import {
 } from '../field-checks.js';
 import { requireString } from '../chat-completions/required-fields.js';
 import { decodeMessages, decodeSystem } from './decode-content.js';
+import { markCachedTools } from './cache-control.js';
 import { serverTool } from './server-tools.js';
 
 export interface DecodedMessages {
@@ -51,8 +52,9 @@ export function decodeMessagesRequest(body: unknown, options: { countOnly?: bool
   const model = requireString(root.model, 'model');
   const maxTokens = optionalInteger(root.max_tokens, 'max_tokens', { minimum: 1 });
   if (maxTokens === undefined && options.countOnly !== true) throw missingParameter('max_tokens');
-  const instructions = decodeSystem(root.system);
+  const system = decodeSystem(root.system);
   const { tools, hostedTools } = decodeTools(root.tools);
+  markCachedTools(root.tools, tools);
   const choice = withoutServerToolChoice(decodeToolChoice(root.tool_choice), hostedTools);
   const thinking = decodeThinking(root);
   const temperature = optionalNumber(root.temperature, 'temperature', { minimum: 0, maximum: 1 });
@@ -63,8 +65,11 @@ export function decodeMessagesRequest(body: unknown, options: { countOnly?: bool
     tools,
     toolChoice: choice.toolChoice,
     stream: options.countOnly === true ? false : (optionalBoolean(root.stream, 'stream') ?? false),
+    // This surface says where the prompt cache's breakpoints go (decode-content.ts).
+    cacheMarked: true,
   };
-  if (instructions !== undefined) request.instructions = instructions;
+  if (system.text !== undefined) request.instructions = system.text;
+  if (system.cache !== undefined) request.instructionsCache = system.cache;
   if (hostedTools.length > 0) request.hostedTools = hostedTools;
   if (choice.disableParallel) request.parallelToolCalls = false;
   if (maxTokens !== undefined) request.maxOutputTokens = maxTokens;

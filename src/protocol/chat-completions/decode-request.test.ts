@@ -93,7 +93,7 @@ describe('decodeChatRequest: accepted bodies', () => {
     expect(format({ type: 'json_schema', json_schema: { name: 'any' } })).toEqual({ type: 'json_schema', name: 'any', schema: {} });
   });
 
-  it('accepts every other OpenAI field with valid values, keeping them out of the canonical request', () => {
+  it('accepts every other OpenAI field with valid values, keeping them out of the canonical request but for the prompt cache key', () => {
     const decoded = decodeChatRequest(
       body({
         n: 1,
@@ -117,7 +117,8 @@ describe('decodeChatRequest: accepted bodies', () => {
         prediction: { type: 'content', content: 'x' },
       }),
     );
-    expect(Object.keys(decoded.request).sort()).toEqual(['input', 'model', 'stream', 'toolChoice', 'tools']);
+    expect(Object.keys(decoded.request).sort()).toEqual(['input', 'model', 'promptCacheKey', 'stream', 'toolChoice', 'tools']);
+    expect(decoded.request.promptCacheKey).toBe('k');
     expect(decodeChatRequest(body({ stop: 'END' })).request.model).toBe('model-5.6');
   });
 

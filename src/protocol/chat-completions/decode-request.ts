@@ -139,6 +139,8 @@ export function decodeChatRequest(body: unknown): DecodedChatRequest {
   if (temperature !== undefined) request.temperature = temperature;
   if (topP !== undefined) request.topP = topP;
   if (responseFormat !== undefined) request.responseFormat = responseFormat;
+  const promptCacheKey = optionalString(body.prompt_cache_key, 'prompt_cache_key');
+  if (promptCacheKey !== undefined) request.promptCacheKey = promptCacheKey;
   return { request, includeUsage };
 }
 

@@ -408,6 +408,9 @@ describe('gateway-only fields', () => {
       client_metadata: { session_id: 's1', turn_id: 't1' },
     });
     expect(decoded.echo).toMatchObject({ user: 'u1', safetyIdentifier: 'hash', promptCacheKey: 'pk', truncation: 'auto', topLogprobs: 3 });
+    // The prompt cache key also travels to OpenAI upstreams on translated routes.
+    expect(decoded.request.promptCacheKey).toBe('pk');
+    expect(decodeResponsesBody(base).request).not.toHaveProperty('promptCacheKey');
   });
 
   it.each([

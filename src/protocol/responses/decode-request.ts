@@ -111,6 +111,8 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
   if (reasoning.effort !== undefined) request.reasoningEffort = reasoning.effort;
   const text = decodeText(body.text);
   if (text.format !== undefined) request.responseFormat = text.format;
+  const promptCacheKey = optionalString(body.prompt_cache_key, 'prompt_cache_key');
+  if (promptCacheKey !== undefined) request.promptCacheKey = promptCacheKey;
 
   decodeStreamOptions(body.stream_options);
   decodeInclude(body.include);

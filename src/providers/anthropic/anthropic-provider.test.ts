@@ -94,7 +94,8 @@ describe('createAnthropicProvider: the Messages request', () => {
       system: [
         { type: 'text', text: 'Answer tersely.' },
         { type: 'text', text: 'Use metric units.' },
-        { type: 'text', text: 'Be brief.' },
+        // The gateway's prompt-cache breakpoints: the end of the tools and system, and the last block.
+        { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
       ],
       messages: [
         {
@@ -119,7 +120,7 @@ describe('createAnthropicProvider: the Messages request', () => {
           content: [
             { type: 'tool_result', tool_use_id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', content: '-3C, snow' },
             { type: 'tool_result', tool_use_id: 'toolu_01CAyFxQaWdTPqzhPDxb6N3K', content: '18C, sun' },
-            { type: 'text', text: 'And tomorrow?' },
+            { type: 'text', text: 'And tomorrow?', cache_control: { type: 'ephemeral' } },
           ],
         },
       ],

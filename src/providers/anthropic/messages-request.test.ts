@@ -25,11 +25,11 @@ const TOOL_LOOP: CanonicalRequest['input'] = [
 ];
 
 describe('toMessagesBody', () => {
-  it('sends max_tokens, stream and the model, and no optional field that was not asked for', () => {
+  it('sends max_tokens, stream and the model, and no optional field that was not asked for (but a cache breakpoint)', () => {
     expect(toMessagesBody(request(), CALL)).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 8_192,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] }],
       stream: true,
     });
   });
@@ -100,7 +100,7 @@ describe('toMessagesBody', () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
     const body = toMessagesBody(request({ instructions: 'Be exact.', responseFormat: { type: 'json_schema', name: 'reply', schema, description: 'The reply' } }), CALL);
     expect(body.output_config).toEqual({ format: { type: 'json_schema', schema } });
-    expect(body.system).toEqual([{ type: 'text', text: 'Be exact.' }]);
+    expect(body.system).toEqual([{ type: 'text', text: 'Be exact.', cache_control: { type: 'ephemeral' } }]);
   });
 
   it('asks for a JSON object for json_object, and nothing for text', () => {

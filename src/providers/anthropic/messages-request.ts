@@ -12,19 +12,33 @@
  *   when Anthropic would refuse it (see `thinkingBudget`).
  * - `temperature` is clamped to Anthropic's 0–1 range; with thinking on, neither it nor `top_p`
  *   is sent (Anthropic refuses them then).
+ * - Prompt-cache breakpoints become `cache_control` on their blocks, or the gateway places its own
+ *   (cache-breakpoints.ts).
  */
-import type { CanonicalRequest, ContentPart, InputItem, ReasoningEffort, ResponseFormat, ToolChoice } from '../../protocol/canonical.js';
+import type { CacheBreakpoint, CanonicalRequest, ContentPart, InputItem, ReasoningEffort, ResponseFormat, ToolChoice } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import { UpstreamError, type ProviderCall } from '../provider.js';
 import { mappedWebSearch } from '../shared/hosted-tools.js';
+import { cacheControlOf, placeCacheBreakpoints, type CacheControl, type CacheHolder } from './cache-breakpoints.js';
 
 export type ImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
 
-export type ContentBlock =
+/** A content block; `cache_control` marks a prompt-cache breakpoint after it. */
+export type ContentBlock = (
   | { type: 'text'; text: string }
   | { type: 'image'; source: ImageSource }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content: string };
+  | { type: 'tool_result'; tool_use_id: string; content: string }
+) &
+  CacheHolder;
+
+/** A function tool as Anthropic declares it. */
+export interface AnthropicFunctionTool {
+  name: string;
+  description?: string;
+  input_schema: Record<string, unknown>;
+  cache_control?: CacheControl;
+}
 
 export interface MessageParam {
   role: 'user' | 'assistant';
@@ -49,9 +63,9 @@ export interface AnthropicWebSearchTool {
 export interface MessagesRequestBody {
   model: string;
   max_tokens: number;
-  system?: Array<{ type: 'text'; text: string }>;
+  system?: Array<{ type: 'text'; text: string; cache_control?: CacheControl }>;
   messages: MessageParam[];
-  tools?: Array<{ name: string; description?: string; input_schema: Record<string, unknown> } | AnthropicWebSearchTool>;
+  tools?: Array<AnthropicFunctionTool | AnthropicWebSearchTool>;
   tool_choice?: AnthropicToolChoice;
   thinking?: { type: 'enabled'; budget_tokens: number };
   /** Structured output: the answer's text is JSON valid against `schema` (docs/wire-protocols.md §4.2). */
@@ -89,12 +103,15 @@ export function toMessagesBody(request: CanonicalRequest, call: Pick<ProviderCal
   const system = systemBlocks(request);
   if (system.length > 0) body.system = system;
 
-  if (request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
-      name: tool.name,
-      ...(tool.description === undefined ? {} : { description: tool.description }),
-      input_schema: tool.parameters ?? { type: 'object', properties: {} },
-    }));
+  const functionTools: AnthropicFunctionTool[] = request.tools.map((tool) => ({
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    input_schema: tool.parameters ?? { type: 'object', properties: {} },
+    ...cacheControlOf(tool.cache),
+  }));
+  placeCacheBreakpoints({ tools: functionTools, system, messages }, request.cacheMarked === true);
+  if (functionTools.length > 0) {
+    body.tools = functionTools;
     body.tool_choice = toToolChoice(request.toolChoice, request.parallelToolCalls === false);
   }
   if (mappedWebSearch(request).length > 0) body.tools = [...(body.tools ?? []), { type: 'web_search_20250305', name: 'web_search' }];
@@ -135,17 +152,17 @@ function endsInToolLoop(messages: readonly MessageParam[]): boolean {
   return last !== undefined && last.role === 'user' && last.content.some((block) => block.type === 'tool_result');
 }
 
-function systemBlocks(request: CanonicalRequest): Array<{ type: 'text'; text: string }> {
-  const texts: string[] = [];
-  if (request.instructions !== undefined) texts.push(request.instructions);
+function systemBlocks(request: CanonicalRequest): Array<{ type: 'text'; text: string; cache_control?: CacheControl }> {
+  const texts: Array<{ text: string; cache?: CacheBreakpoint | undefined }> = [];
+  if (request.instructions !== undefined) texts.push({ text: request.instructions, cache: request.instructionsCache });
   for (const item of request.input) {
     // Anthropic's system prompt is text only; an image there has nowhere to go.
-    if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) texts.push(partsText(item.content));
+    if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) texts.push({ text: partsText(item.content) });
   }
   // A JSON schema is held by output_config (toMessagesBody); a bare JSON object only asked for.
   const format = request.responseFormat;
-  if (format !== undefined && format.type !== 'json_schema') texts.push(responseFormatInstruction(format));
-  return texts.filter((text) => text !== '').map((text) => ({ type: 'text', text }));
+  if (format !== undefined && format.type !== 'json_schema') texts.push({ text: responseFormatInstruction(format) });
+  return texts.filter((entry) => entry.text !== '').map((entry) => ({ type: 'text', text: entry.text, ...cacheControlOf(entry.cache) }));
 }
 
 /**
@@ -194,10 +211,10 @@ export function toMessages(items: readonly InputItem[]): MessageParam[] {
         else if (item.role === 'assistant') append('assistant', assistantBlocks(item.content));
         break;
       case 'function_call':
-        append('assistant', [{ type: 'tool_use', id: item.callId, name: item.name, input: toolInput(item.arguments) }]);
+        append('assistant', [{ type: 'tool_use', id: item.callId, name: item.name, input: toolInput(item.arguments), ...cacheControlOf(item.cache) }]);
         break;
       case 'function_call_output':
-        append('user', [{ type: 'tool_result', tool_use_id: item.callId, content: item.output }]);
+        append('user', [{ type: 'tool_result', tool_use_id: item.callId, content: item.output, ...cacheControlOf(item.cache) }]);
         break;
     }
   }
@@ -218,22 +235,32 @@ export function toolInput(text: string): Record<string, unknown> {
 function userBlocks(parts: readonly ContentPart[]): ContentBlock[] {
   const blocks: ContentBlock[] = [];
   for (const part of parts) {
-    if (part.type === 'image') blocks.push({ type: 'image', source: imageSource(part.url) });
-    else pushText(blocks, part.type === 'text' ? part.text : part.refusal);
+    if (part.type === 'image') blocks.push({ type: 'image', source: imageSource(part.url), ...cacheControlOf(part.cache) });
+    else pushText(blocks, part.type === 'text' ? part.text : part.refusal, part.cache);
   }
   return blocks;
 }
 
 function assistantBlocks(parts: readonly ContentPart[]): ContentBlock[] {
   const blocks: ContentBlock[] = [];
-  // Anthropic takes images from the user only; an assistant's image part is dropped.
-  for (const part of parts) if (part.type !== 'image') pushText(blocks, part.type === 'text' ? part.text : part.refusal);
+  for (const part of parts) {
+    // Anthropic takes images from the user only; an assistant's image part is dropped.
+    if (part.type !== 'image') pushText(blocks, part.type === 'text' ? part.text : part.refusal, part.cache);
+    else keepBreakpoint(blocks, part.cache);
+  }
   return blocks;
 }
 
-/** Anthropic refuses empty text blocks, so empty texts are left out. */
-function pushText(blocks: ContentBlock[], text: string): void {
-  if (text !== '') blocks.push({ type: 'text', text });
+/** Anthropic refuses empty text blocks, so empty texts are left out (their breakpoint goes to the block before). */
+function pushText(blocks: ContentBlock[], text: string, cache: CacheBreakpoint | undefined): void {
+  if (text !== '') blocks.push({ type: 'text', text, ...cacheControlOf(cache) });
+  else keepBreakpoint(blocks, cache);
+}
+
+/** The breakpoint of a part left out, on the block before it. */
+function keepBreakpoint(blocks: ContentBlock[], cache: CacheBreakpoint | undefined): void {
+  const previous = blocks.at(-1);
+  if (cache !== undefined && previous !== undefined) Object.assign(previous, cacheControlOf(cache));
 }
 
 function partsText(parts: readonly ContentPart[]): string {

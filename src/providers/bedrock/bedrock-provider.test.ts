@@ -76,7 +76,8 @@ describe('the bedrock provider over Converse', () => {
     const sent = upstream.requests.at(-1)!;
     expect(sent.path).toBe('/model/amazon.nova-pro-v1%3A0/converse-stream');
     expect(sent.accessKeyId).toBe(ACCESS_KEY_ID);
-    expect(sent.body).toEqual({ messages: [{ role: 'user', content: [{ text: 'Hi' }] }], inferenceConfig: { maxTokens: 4_096 } });
+    // The gateway's cache point after the conversation's last block (Nova's Converse caches).
+    expect(sent.body).toEqual({ messages: [{ role: 'user', content: [{ text: 'Hi' }, { cachePoint: { type: 'default' } }] }], inferenceConfig: { maxTokens: 4_096 } });
   });
 
   it('maps tools, parallel tool calls, a tool round trip and the system prompt', async () => {
@@ -94,7 +95,7 @@ describe('the bedrock provider over Converse', () => {
     expect(events.filter((event) => event.type === 'tool-call-end')).toHaveLength(2);
     expect(events.at(-1)).toEqual({ type: 'finish', reason: 'tool_calls' });
     const sent = upstream.requests.at(-1)!.body;
-    expect(sent.system).toEqual([{ text: 'Be brief.' }]);
+    expect(sent.system).toEqual([{ text: 'Be brief.' }, { cachePoint: { type: 'default' } }]);
     expect(sent.toolConfig).toEqual({ tools: [{ toolSpec: { name: 'get_weather', description: 'Current weather', inputSchema: { json: weather.parameters } } }], toolChoice: { any: {} } });
 
     const callId = starts[0]?.type === 'tool-call-start' ? starts[0].callId : '';
@@ -115,7 +116,7 @@ describe('the bedrock provider over Converse', () => {
     expect(upstream.requests.at(-1)!.body.messages).toEqual([
       { role: 'user', content: [{ text: 'Weather?' }] },
       { role: 'assistant', content: [{ toolUse: { toolUseId: callId, name: 'get_weather', input: { city: 'Bergen' } } }] },
-      { role: 'user', content: [{ toolResult: { toolUseId: callId, content: [{ text: 'Rain, 9 °C' }] } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: callId, content: [{ text: 'Rain, 9 °C' }] } }, { cachePoint: { type: 'default' } }] },
     ]);
   });
 

@@ -13,16 +13,30 @@
  * - `responseFormat`: a closing system instruction, as on Anthropic;
  * - reasoning effort: Claude's extended thinking in `additionalModelRequestFields` with Anthropic's
  *   budgets (and the same cases without it), for Claude models only; other families get none.
+ * - prompt-cache breakpoints: a `cachePoint` block after the block, system text or tool that
+ *   carries one, placed as on Anthropic (anthropic/cache-breakpoints.ts), for the families whose
+ *   Converse caches (Claude: system, messages and tools; Amazon Nova: system and messages); other
+ *   families get none. Converse's cache points have no lifetime of Anthropic's: a `1h` is sent as
+ *   the default.
  */
-import type { CanonicalRequest, ContentPart, ToolChoice } from '../../protocol/canonical.js';
+import type { CacheBreakpoint, CanonicalRequest, ContentPart, FunctionTool, ToolChoice } from '../../protocol/canonical.js';
 import { UpstreamError, type ProviderCall } from '../provider.js';
 import { responseFormatInstruction, thinkingBudget, toMessages, type ContentBlock, type MessageParam } from '../anthropic/messages-request.js';
+import { cacheControlOf, placeCacheBreakpoints, type CacheHolder } from '../anthropic/cache-breakpoints.js';
 
 export type ConverseBlock =
   | { text: string }
   | { image: { format: string; source: { bytes: string } } }
   | { toolUse: { toolUseId: string; name: string; input: Record<string, unknown> } }
-  | { toolResult: { toolUseId: string; content: Array<{ text: string }> } };
+  | { toolResult: { toolUseId: string; content: Array<{ text: string }> } }
+  | CachePointBlock;
+
+/** A prompt-cache checkpoint: the prompt up to it may be cached. */
+export interface CachePointBlock {
+  cachePoint: { type: 'default' };
+}
+
+type ToolSpec = { toolSpec: { name: string; description?: string; inputSchema: { json: Record<string, unknown> } } };
 
 export interface ConverseMessage {
   role: 'user' | 'assistant';
@@ -31,10 +45,10 @@ export interface ConverseMessage {
 
 export interface ConverseBody {
   messages: ConverseMessage[];
-  system?: Array<{ text: string }>;
+  system?: Array<{ text: string } | CachePointBlock>;
   inferenceConfig: { maxTokens: number; temperature?: number; topP?: number };
   toolConfig?: {
-    tools: Array<{ toolSpec: { name: string; description?: string; inputSchema: { json: Record<string, unknown> } } }>;
+    tools: Array<ToolSpec | CachePointBlock>;
     toolChoice?: { auto: Record<string, never> } | { any: Record<string, never> } | { tool: { name: string } };
   };
   additionalModelRequestFields?: Record<string, unknown>;
@@ -45,23 +59,38 @@ export function isClaudeModel(modelId: string): boolean {
   return /(^|[.:/])anthropic\.claude/.test(modelId);
 }
 
+/** Whether a Bedrock model id is one of Amazon's Nova models. */
+function isNovaModel(modelId: string): boolean {
+  return /(^|[.:/])amazon\.nova/.test(modelId);
+}
+
+/** Where the model's Converse takes cache points: undefined for a family that has no prompt cache. */
+export function cachePointPlaces(modelId: string): { tools: boolean } | undefined {
+  if (isClaudeModel(modelId)) return { tools: true };
+  if (isNovaModel(modelId)) return { tools: false };
+  return undefined;
+}
+
 /** Builds the Converse body. Throws a non-failoverable 400 `UpstreamError` for content Converse cannot take. */
 export function toConverseBody(request: CanonicalRequest, call: Pick<ProviderCall, 'upstreamModel' | 'maxOutputTokens'>): ConverseBody {
   const laidOut = toMessages(request.input);
-  const body: ConverseBody = { messages: laidOut.map(converseMessage), inferenceConfig: { maxTokens: call.maxOutputTokens } };
-
-  const system = systemTexts(request);
-  if (system.length > 0) body.system = system.map((text) => ({ text }));
-
   const holdsToolBlocks = laidOut.some((message) => message.content.some((block) => block.type === 'tool_use' || block.type === 'tool_result'));
-  if (request.tools.length > 0 && (request.toolChoice !== 'none' || holdsToolBlocks)) {
+  const sendsTools = request.tools.length > 0 && (request.toolChoice !== 'none' || holdsToolBlocks);
+
+  // Breakpoints are placed over Anthropic's layout, then each becomes a cache point after its holder.
+  const places = cachePointPlaces(call.upstreamModel);
+  const system = systemTexts(request).map((entry) => ({ text: entry.text, ...cacheControlOf(entry.cache) }));
+  const tools = sendsTools ? request.tools.map((tool) => ({ tool, ...cacheControlOf(tool.cache) })) : [];
+  if (places === undefined) for (const holder of [...system, ...tools, ...laidOut.flatMap((message) => message.content)]) delete holder.cache_control;
+  else placeCacheBreakpoints({ tools: places.tools ? tools : [], system, messages: laidOut }, request.cacheMarked === true);
+  if (places?.tools !== true) for (const holder of tools) delete holder.cache_control;
+
+  const body: ConverseBody = { messages: laidOut.map(converseMessage), inferenceConfig: { maxTokens: call.maxOutputTokens } };
+  if (system.length > 0) body.system = withCachePoints(system, (entry) => ({ text: entry.text }));
+
+  if (sendsTools) {
     const choice = toolChoiceOf(request.toolChoice);
-    body.toolConfig = {
-      tools: request.tools.map((tool) => ({
-        toolSpec: { name: tool.name, ...(tool.description === undefined ? {} : { description: tool.description }), inputSchema: { json: tool.parameters ?? { type: 'object', properties: {} } } },
-      })),
-      ...(choice === undefined ? {} : { toolChoice: choice }),
-    };
+    body.toolConfig = { tools: withCachePoints(tools, (entry) => toolSpec(entry.tool)), ...(choice === undefined ? {} : { toolChoice: choice }) };
   }
 
   const budget = isClaudeModel(call.upstreamModel) ? thinkingBudget(request, laidOut, call.maxOutputTokens) : undefined;
@@ -75,14 +104,23 @@ export function toConverseBody(request: CanonicalRequest, call: Pick<ProviderCal
   return body;
 }
 
-function systemTexts(request: CanonicalRequest): string[] {
-  const texts: string[] = [];
-  if (request.instructions !== undefined) texts.push(request.instructions);
+function systemTexts(request: CanonicalRequest): Array<{ text: string; cache?: CacheBreakpoint | undefined }> {
+  const texts: Array<{ text: string; cache?: CacheBreakpoint | undefined }> = [];
+  if (request.instructions !== undefined) texts.push({ text: request.instructions, cache: request.instructionsCache });
   for (const item of request.input) {
-    if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) texts.push(partsText(item.content));
+    if (item.type === 'message' && (item.role === 'system' || item.role === 'developer')) texts.push({ text: partsText(item.content) });
   }
-  if (request.responseFormat !== undefined) texts.push(responseFormatInstruction(request.responseFormat));
-  return texts.filter((text) => text !== '');
+  if (request.responseFormat !== undefined) texts.push({ text: responseFormatInstruction(request.responseFormat) });
+  return texts.filter((entry) => entry.text !== '');
+}
+
+function toolSpec(tool: FunctionTool): ToolSpec {
+  return { toolSpec: { name: tool.name, ...(tool.description === undefined ? {} : { description: tool.description }), inputSchema: { json: tool.parameters ?? { type: 'object', properties: {} } } } };
+}
+
+/** Each holder written by `write`, followed by a cache point where it carries a breakpoint. */
+function withCachePoints<T extends CacheHolder, R>(holders: readonly T[], write: (holder: T) => R): Array<R | CachePointBlock> {
+  return holders.flatMap((holder) => (holder.cache_control === undefined ? [write(holder)] : [write(holder), { cachePoint: { type: 'default' as const } }]));
 }
 
 function partsText(parts: readonly ContentPart[]): string {
@@ -96,7 +134,7 @@ function toolChoiceOf(choice: ToolChoice): NonNullable<ConverseBody['toolConfig'
 }
 
 function converseMessage(message: MessageParam): ConverseMessage {
-  return { role: message.role, content: message.content.map(converseBlock) };
+  return { role: message.role, content: withCachePoints(message.content, converseBlock) };
 }
 
 function converseBlock(block: ContentBlock): ConverseBlock {

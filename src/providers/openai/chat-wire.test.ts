@@ -93,6 +93,11 @@ describe('toChatBody', () => {
     expect(body.tool_choice).toEqual({ type: 'function', function: { name: 'clock' } });
     expect(body.parallel_tool_calls).toBe(false);
   });
+
+  it("sends the client's prompt_cache_key on, and none when the client gave none", () => {
+    expect(toChatBody(request({ promptCacheKey: 'session-42' }), CALL).prompt_cache_key).toBe('session-42');
+    expect(toChatBody(request(), CALL)).not.toHaveProperty('prompt_cache_key');
+  });
 });
 
 describe('ChatChunkReader', () => {

@@ -38,6 +38,8 @@ export interface ChatRequestBody {
   temperature?: number;
   top_p?: number;
   response_format?: Record<string, unknown>;
+  /** The client's own key: OpenAI routes calls that share it to the same prompt cache. */
+  prompt_cache_key?: string;
   stream: true;
   stream_options: { include_usage: true };
 }
@@ -74,6 +76,7 @@ export function toChatBody(request: CanonicalRequest, call: Pick<ProviderCall, '
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.responseFormat !== undefined) body.response_format = toChatResponseFormat(request.responseFormat);
+  if (request.promptCacheKey !== undefined) body.prompt_cache_key = request.promptCacheKey;
   return body;
 }
 

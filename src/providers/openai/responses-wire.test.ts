@@ -75,6 +75,12 @@ describe('toResponsesBody', () => {
       store: false,
     });
   });
+
+  it("sends the client's prompt_cache_key on, and none when the client gave none", () => {
+    const request = { model: 'm', input: [], tools: [], toolChoice: 'auto' as const, stream: true };
+    expect(toResponsesBody({ ...request, promptCacheKey: 'session-42' }, { upstreamModel: 'gpt-5', maxOutputTokens: 64 }).prompt_cache_key).toBe('session-42');
+    expect(toResponsesBody(request, { upstreamModel: 'gpt-5', maxOutputTokens: 64 })).not.toHaveProperty('prompt_cache_key');
+  });
 });
 
 describe('ResponsesEventReader', () => {

@@ -48,6 +48,8 @@ export function toResponsesBody(request: CanonicalRequest, call: Pick<ProviderCa
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.responseFormat !== undefined) body.text = { format: request.responseFormat };
+  // OpenAI routes calls that share the client's key to the same prompt cache.
+  if (request.promptCacheKey !== undefined) body.prompt_cache_key = request.promptCacheKey;
   return body;
 }
 
