@@ -8,7 +8,6 @@
 import fastifyWebsocket from '@fastify/websocket';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../../../../../errors/gateway-error.js';
-import { sendError } from '../../../../app.js';
 import { SocketSession } from './socket-session.js';
 
 export interface ResponsesSocketDeps {
@@ -33,7 +32,9 @@ export async function registerResponsesSocket(scope: FastifyInstance, deps: Resp
     method: 'GET',
     url: '/v1/responses',
     onRequest: deps.onRequest,
-    handler: (request, reply) => sendError(reply, GatewayError.routeNotFound(request.method, request.url)),
+    handler: async (request) => {
+      throw GatewayError.routeNotFound(request.method, request.url);
+    },
     wsHandler: (socket, request) => {
       new SocketSession(socket, request, { app: scope, idleMs: deps.idleMs, now: deps.now });
     },
