@@ -21,6 +21,16 @@ describe('SocketConversation', () => {
     expect(next.input).toBe(next.body.input);
   });
 
+  it('leaves a stored last response to the HTTP route (which names it), and still keeps the whole input', () => {
+    const conversation = new SocketConversation();
+    const first = conversation.splice({ model: 'm', input: 'one' });
+    conversation.remember(first.input!, { ...completed('resp_1', [message('hi')]), store: true });
+    const body = { model: 'm', previous_response_id: 'resp_1', input: 'two' };
+    const next = conversation.splice(body);
+    expect(next.body).toBe(body);
+    expect((next.input as Array<{ role: string }>).map((item) => item.role)).toEqual(['user', 'assistant', 'user']);
+  });
+
   it('leaves any other previous_response_id to the HTTP route, and remembers nothing from it', () => {
     const conversation = new SocketConversation();
     conversation.remember([], completed('resp_1', []));

@@ -4,7 +4,9 @@
  * `previous_response_id` and only the new items, even when nothing is stored (`store: false`, what
  * Codex sends): a turn that continues the socket's last response is spliced here into the whole
  * conversation (that response's input, its output, then the new input), which every route can
- * answer, and a pass-through forwards with the client's items as they came. Any other
+ * answer, and a pass-through forwards with the client's items as they came. When that response
+ * was stored (`store: true`), the HTTP route continues it from the store instead, as it would over
+ * HTTP, so that the new response names it as its `previous_response_id`. Any other
  * `previous_response_id` goes to the HTTP route as it is, which looks it up among the key's
  * account's stored responses exactly as for `POST /v1/responses` (docs/wire-protocols.md §21).
  */
@@ -16,6 +18,8 @@ interface Remembered {
   input: unknown[];
   /** Its output items, as input items. */
   output: unknown[];
+  /** It was stored (saved before its final event): the store can continue it. */
+  stored: boolean;
 }
 
 export class SocketConversation {
@@ -33,6 +37,7 @@ export class SocketConversation {
     if (previous !== undefined && previous !== null && previous !== last?.id) return { body, input: undefined };
     if (last === undefined || previous !== last.id) return { body, input: newInput };
     const input = [...last.input, ...last.output, ...newInput];
+    if (last.stored) return { body, input };
     const { previous_response_id: _continued, ...rest } = body;
     return { body: { ...rest, input }, input };
   }
@@ -41,7 +46,7 @@ export class SocketConversation {
   remember(input: unknown[], response: Record<string, unknown>): void {
     const id = response.id;
     if (typeof id !== 'string' || id === '') return;
-    this.#last = { id, input, output: outputItemsAsInputItems(response.output) };
+    this.#last = { id, input, output: outputItemsAsInputItems(response.output), stored: response.store === true };
   }
 
   /** A turn that failed: nothing to continue from. */

@@ -64,6 +64,11 @@ export class SocketTurn {
       if (typeof value === 'string') headers[name] = value;
     }
     const dispatch = (incoming: unknown, response: ServerResponse): void => {
+      // The injected response's socket is a stand-in that drains a turn of the event loop after its
+      // 'close' (emitted as soon as the answer ends), so `writableFinished` would still be false
+      // there, and every turn would look like a client gone after its end (the request log would
+      // record it twice). An answer ended once it was handed over whole; destroyed before, it was not.
+      Object.defineProperty(response, 'writableFinished', { get: () => response.writableEnded });
       this.#response = response;
       app.routing(incoming as Parameters<FastifyInstance['routing']>[0], response);
     };
