@@ -440,6 +440,7 @@ const DEFAULT_LIMITS = {
   request_timeout_ms: 60_000,
   keep_alive_timeout_ms: 72_000,
   connections_check_interval_ms: 1_000,
+  socket_idle_ms: 600_000,
 };
 
 /** proxy-addr's names for ranges (Fastify's `trustProxy`): 127.0.0.0/8 and ::1, link-local, unique local. */
@@ -531,6 +532,11 @@ export const configFileSchema = z
         keep_alive_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.keep_alive_timeout_ms),
         /** How often connections are checked against the two receive timeouts (their precision). */
         connections_check_interval_ms: z.number().int().positive().default(DEFAULT_LIMITS.connections_check_interval_ms),
+        /**
+         * How long a Responses WebSocket is kept open without a response running (its messages are
+         * bounded by `max_body_bytes`, like the POST they stand for).
+         */
+        socket_idle_ms: z.number().int().positive().default(DEFAULT_LIMITS.socket_idle_ms),
       })
       .strict()
       .refine((limits) => limits.headers_timeout_ms <= limits.request_timeout_ms, {

@@ -258,6 +258,7 @@ function appParts(built: Built): AppDeps {
       authGuards,
       rateLimits: config.rate_limits,
       uploadLimits: config.limits.max_upload_bytes,
+      socketLimits: { maxMessageBytes: config.limits.max_body_bytes, idleMs: config.limits.socket_idle_ms },
     },
     admin: {
       store,

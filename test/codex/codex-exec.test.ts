@@ -36,7 +36,7 @@ import { startVertexAccount, vertexAddress, vertexProvider, type VertexAccount }
 import { bedrockAddress } from './bedrock-address.js';
 import { CONVERSE_TOOL_USE_ID, readConverseConversation, startConverseModelDouble } from './converse-model-double.js';
 import { readResponsesConversation, RESPONSES_CALL_ID, startResponsesModelDouble } from './responses-model-double.js';
-import { runCodexExec, type CodexExecResult } from './run-codex.js';
+import { runCodexExec, type CodexConfigForm, type CodexExecResult } from './run-codex.js';
 import { COMMAND_OUTPUT, FINAL_ANSWER, isRecord } from './shell-call.js';
 
 const installation = await ensureCodex().then(
@@ -96,6 +96,8 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
   const doubles: Partial<Record<Route['key'], ModelDouble>> = {};
   let vertexAccount: VertexAccount | undefined;
   let secret: string;
+  /** WebSocket upgrades the gateway's server has seen (Codex's simplest configuration opens one per run). */
+  let upgrades = 0;
 
   const double = (key: Route['key']) => (): ModelDouble => {
     const found = doubles[key];
@@ -198,6 +200,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
       env: { RESPONSES_UPSTREAM_KEY: KEYS.responses, CHAT_UPSTREAM_KEY: KEYS.chat, ANTHROPIC_UPSTREAM_KEY: KEYS.anthropic, GEMINI_UPSTREAM_KEY: KEYS.gemini, AZURE_UPSTREAM_KEY: KEYS.azure, BEDROCK_KEY_ID: BEDROCK.accessKeyId, BEDROCK_SECRET: BEDROCK.secretAccessKey },
     });
     ({ secret } = await harness.newAccount('1000'));
+    harness.gateway.app.server.on('upgrade', () => (upgrades += 1));
   }, 60_000);
 
   afterAll(async () => {
@@ -206,7 +209,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
     await vertexAccount?.close();
   });
 
-  const exec = (model: string, prompt: string, options: { effort?: Effort; readBack?: string[] } = {}): Promise<CodexExecResult> =>
+  const exec = (model: string, prompt: string, options: { effort?: Effort; readBack?: string[]; config?: CodexConfigForm } = {}): Promise<CodexExecResult> =>
     runCodexExec({ launcher: installation.launcher, baseUrl: `${harness.baseUrl}/v1`, apiKey: secret, model, prompt, timeoutMs: RUN_TIMEOUT_MS, ...options });
 
   /** The requests of one run, in order, read as the model saw them. */
@@ -258,7 +261,8 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
           expect(missingMetadata).toBe(!family.codeMode);
         }, 120_000);
 
-        for (const effort of EFFORTS) {
+        // The efforts reach the upstream the same way for both families: one family shows them.
+        for (const effort of family.codeMode ? [] : EFFORTS) {
           it(`runs a turn at reasoning effort ${effort}, and Codex gets the reasoning back`, async () => {
             const { prompt, tag } = tagged('Say hello after some thought.');
             const run = await exec(model, prompt, { effort });
@@ -303,5 +307,29 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
         }, 120_000);
       });
     }
+
+    // The simplest configuration: one `openai_base_url` line. Codex's built-in OpenAI provider
+    // opens the Responses WebSocket first and continues each turn with `previous_response_id` and
+    // only the new items; the upstream must still get the whole conversation.
+    describe.concurrent(`the one-line openai_base_url config through ${route.label} (the Responses WebSocket)`, () => {
+      const model = FAMILIES[1]!.model(route);
+
+      it('runs a shell command over the socket, with no WebSocket error and no fallback', async () => {
+        const { prompt, tag } = tagged(`${SHELL_TASK} and tell me what it printed.`);
+        const upgradesBefore = upgrades;
+        const run = await exec(model, prompt, { config: 'base-url' });
+        expect(run.exitCode, explain(run)).toBe(0);
+        expect(run.lastMessage).toContain(FINAL_ANSWER);
+        expect(upgrades).toBeGreaterThan(upgradesBefore);
+        expect(`${run.stderr}\n${warnings(run).join('\n')}`).not.toMatch(/WebSocket|Falling back|Reconnecting/i);
+        const requests = requestsOf(route, tag);
+        expect(requests).toHaveLength(2);
+        // The second turn came as the call's output alone; the upstream read it after the call.
+        const second = requests[1]!.conversation;
+        expect(second.calls).toHaveLength(1);
+        expect(second.outputs[0]!.text).toContain(COMMAND_OUTPUT);
+        expect(second.userText).toContain(tag);
+      }, 120_000);
+    });
   }
 });

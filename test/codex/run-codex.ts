@@ -1,7 +1,9 @@
 /**
  * Runs one non-interactive Codex turn (`codex exec --json`) against the gateway the way a new user
- * would: `config.toml` holds the provider block and nothing else (the README's stock config), the
- * Tollgate key is in an environment variable, and Codex sends its default tools. Everything Codex
+ * would, in one of the README's two configurations: the simplest, one `openai_base_url` line (the
+ * built-in OpenAI provider, which opens the Responses WebSocket first; the key in `CODEX_API_KEY`),
+ * or a provider block (plain HTTP; the key in the variable its `env_key` names). Codex sends its
+ * default tools. Everything Codex
  * keeps lives in a fresh temporary CODEX_HOME, and HOME points there too, so the user's own
  * ~/.codex is never read. Command-line flags, not the config file, set what belongs to the test
  * machine: no sandbox (the folder is throwaway, and a sandbox may not start in a container), the
@@ -27,7 +29,13 @@ export interface CodexExecOptions {
   timeoutMs: number;
   /** Workspace files to read back after the run (relative paths). */
   readBack?: string[];
+  /** `base-url`: the one `openai_base_url` line; `provider`: a provider block (the default). */
+  config?: CodexConfigForm;
+  /** More `config.toml` lines (e.g. a small context window, to make Codex compact). */
+  extraConfig?: string[];
 }
+
+export type CodexConfigForm = 'base-url' | 'provider';
 
 /** One `codex exec --json` event line. */
 export type CodexEvent = Record<string, unknown> & { type: string };
@@ -50,13 +58,18 @@ export interface CodexExecResult {
   files: Record<string, string>;
 }
 
-/** The environment variable Codex reads the Tollgate key from (`env_key`). */
+/** The environment variable Codex reads the Tollgate key from (`env_key`) with a provider block. */
 const KEY_VARIABLE = 'TOLLGATE_API_KEY';
+/** The variable `codex exec` reads an API key from for its built-in OpenAI provider. */
+const CODEX_KEY_VARIABLE = 'CODEX_API_KEY';
 
-/** The README's Codex configuration, for this gateway and model: a provider block, nothing else. */
-export function codexConfig(options: Pick<CodexExecOptions, 'baseUrl' | 'model'>): string {
+/** The README's Codex configurations, for this gateway and model. */
+export function codexConfig(options: Pick<CodexExecOptions, 'baseUrl' | 'model' | 'config' | 'extraConfig'>): string {
   const toml = (value: string) => JSON.stringify(value);
+  const extra = options.extraConfig ?? [];
+  if (options.config === 'base-url') return [`model = ${toml(options.model)}`, `openai_base_url = ${toml(options.baseUrl)}`, ...extra, ''].join('\n');
   return [
+    ...extra,
     `model = ${toml(options.model)}`,
     'model_provider = "tollgate"',
     '',
@@ -103,7 +116,7 @@ export async function runCodexExec(options: CodexExecOptions): Promise<CodexExec
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: folder,
     CODEX_HOME: codexHome,
-    [KEY_VARIABLE]: options.apiKey,
+    [options.config === 'base-url' ? CODEX_KEY_VARIABLE : KEY_VARIABLE]: options.apiKey,
     LANG: 'C.UTF-8',
   };
   try {

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** Pinned: Claude Code changes what it sends from release to release, and the tests assert on it. */
-export const CLAUDE_CODE_VERSION = '2.1.330';
+export const CLAUDE_CODE_VERSION = '2.1.332';
 
 const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLAUDE_CODE_CACHE_FOLDER = join(repositoryRoot, '.tollgate-cache', 'claude-code');

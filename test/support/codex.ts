@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** Pinned: Codex changes what it sends from release to release, and the tests assert on it. */
-export const CODEX_VERSION = '0.169.0';
+export const CODEX_VERSION = '0.171.0';
 
 const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where the CLI is installed. */

@@ -33,6 +33,8 @@ export class SseWriter {
   #pending = '';
   #scheduled = false;
   #wrote = false;
+  /** The last write was refused by the response (its buffer full): wait for `drain`. */
+  #refused = false;
 
   /**
    * @param response its head written (`writeHead`: status, content type); it leaves with the first write
@@ -72,9 +74,12 @@ export class SseWriter {
    */
   ready(): Promise<void> | undefined {
     const response = this.#response;
-    if (!response.writableNeedDrain || response.destroyed) return undefined;
+    // A socket's response says so in `writableNeedDrain`; the response a Responses WebSocket turn
+    // is written to (surfaces/responses/socket/) only in what `write` returned.
+    if ((!response.writableNeedDrain && !this.#refused) || response.destroyed) return undefined;
     return new Promise((resolve) => {
       const done = (): void => {
+        this.#refused = false;
         response.off('drain', done);
         response.off('close', done);
         resolve();
@@ -104,7 +109,7 @@ export class SseWriter {
     this.#pending = '';
     const first = !this.#wrote;
     this.#firstWrite();
-    this.#response.write(text);
+    if (!this.#response.write(text)) this.#refused = true;
     // The head and the first frames go out together (`end` uncorks on its own).
     if (first) this.#response.uncork();
   }

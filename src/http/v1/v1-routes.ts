@@ -25,6 +25,7 @@ import { transcriptionsEndpoint, translationsEndpoint } from './surfaces/transcr
 import type { ResponseStore } from './surfaces/responses/responses-extras.js';
 import { createResponsesSurface } from './surfaces/responses/responses-surface.js';
 import { registerStoredResponseRoutes } from './surfaces/responses/stored-response-routes.js';
+import { registerResponsesSocket } from './surfaces/responses/socket/responses-socket-route.js';
 import type { SurfaceAdapter } from './surfaces/surface.js';
 
 /** The whole-answer endpoints whose body is JSON. */
@@ -42,6 +43,8 @@ export interface V1Deps extends AnswerServices {
   rateLimits: ConfigFile['rate_limits'];
   /** The upload endpoints' body limits (`limits.max_upload_bytes`). */
   uploadLimits: ConfigFile['limits']['max_upload_bytes'];
+  /** The Responses WebSocket's limits: its messages (as the POST body) and its idle time. */
+  socketLimits: { maxMessageBytes: number; idleMs: number };
 }
 
 /**
@@ -78,5 +81,7 @@ function registerRoutes(app: FastifyInstance, deps: V1Deps): void {
   const onModelsRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });
   registerModelRoutes(app, { onRequest: onModelsRequest, catalog: deps.catalog, router: deps.router });
   registerStoredResponseRoutes(app, { onRequest, store: deps.store });
+  // In a scope of its own: the WebSocket plugin's hooks meet only the upgrade route.
+  void app.register(async (sockets) => registerResponsesSocket(sockets, { onRequest, ...deps.socketLimits, now: deps.now }));
   app.route({ method: ['GET', 'HEAD'], url: '/api/hello', handler: async (_request, reply) => reply.code(200).send() });
 }
