@@ -3,6 +3,7 @@
  * https://platform.openai.com/docs/api-reference/responses/object#responses-object-output
  * (docs/wire-protocols.md §2.4). Each item holds only what its final `.done` event must carry in full.
  */
+import { compactionItem } from './compaction.js';
 
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
@@ -13,7 +14,9 @@ export type OutputItem =
   /** `namespace` is set for a tool the client declared inside a namespace (`name` is then its name there). */
   | { type: 'function_call'; id: string; status: ItemStatus; callId: string; name: string; namespace?: string; arguments: string }
   /** A call to a custom tool; `arguments` collects the upstream's JSON until `input` can be read from it. */
-  | { type: 'custom_tool_call'; id: string; status: ItemStatus; callId: string; name: string; namespace?: string; arguments: string; input: string };
+  | { type: 'custom_tool_call'; id: string; status: ItemStatus; callId: string; name: string; namespace?: string; arguments: string; input: string }
+  /** A compaction (docs/wire-protocols.md, "Compaction"): the summary, sealed by the gateway. */
+  | { type: 'compaction'; id: string; status: ItemStatus; encryptedContent: string };
 
 export function outputTextPart(text: string): Record<string, unknown> {
   return { type: 'output_text', annotations: [], logprobs: [], text };
@@ -60,6 +63,9 @@ export function itemObject(item: OutputItem, withContent = true): Record<string,
         ...namespaceField(item.namespace),
         input: item.input,
       };
+    case 'compaction':
+      // Complete from its first event: it is added only once its content is known.
+      return compactionItem(item.id, item.encryptedContent);
   }
 }
 
