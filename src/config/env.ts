@@ -14,6 +14,8 @@ export const ENV = {
   demo: 'TOLLGATE_DEMO',
   /** Seconds SIGTERM waits for in-flight requests and streams before cutting them (they still settle). */
   drainSeconds: 'TOLLGATE_DRAIN_SECONDS',
+  /** 32 bytes, base64: the key compaction summaries are sealed with (README, "Compaction"); random per process when unset. */
+  sealKey: 'TOLLGATE_SEAL_KEY',
   testPostgresUrl: 'TOLLGATE_TEST_POSTGRES_URL',
   testRedisUrl: 'TOLLGATE_TEST_REDIS_URL',
 } as const;

@@ -40,6 +40,11 @@ export interface PassthroughCall extends ProviderCall {
   clientWantsUsage: boolean;
   /** Client headers to forward as they are (Anthropic's `anthropic-beta`), chosen by the surface. */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * Responses only: the body is a `/responses/compact` call, forwarded there as is but for the
+   * model, and answered as JSON (docs/wire-protocols.md §23).
+   */
+  endpoint?: 'compact';
 }
 
 /**

@@ -38,6 +38,8 @@ export interface RouteRequest<Stream extends boolean = boolean> {
   canonicalOnly?: boolean;
   /** Client headers a pass-through forwards (see PassthroughCall.headers). */
   upstreamHeaders?: Readonly<Record<string, string>>;
+  /** A pass-through goes to this endpoint of the surface (see PassthroughCall.endpoint). */
+  passthroughEndpoint?: 'compact';
   /** Told of each target that failed before answering (not of one the client's leaving cut short). */
   onTargetFailed?: (target: Target) => void;
 }
@@ -234,6 +236,7 @@ export class Router {
         stream: route.request.stream,
         clientWantsUsage: route.clientWantsUsage,
         ...(route.upstreamHeaders === undefined ? {} : { headers: route.upstreamHeaders }),
+        ...(route.passthroughEndpoint === undefined ? {} : { endpoint: route.passthroughEndpoint }),
       });
       if (!answersAsAsked(result, route.request.stream)) {
         if (result.kind === 'stream') result.frames.release();

@@ -14,6 +14,8 @@ export interface PrimaryOptions {
   logger: Logger;
   /** Called once, when the first worker listens, with the port it bound. */
   onListening: (port: number) => void;
+  /** Added to every worker's environment (the seal key drawn for the run: seal-key.ts). */
+  workerEnv?: Record<string, string>;
 }
 
 /** Resolves when every worker has exited after a stop signal. */
@@ -24,7 +26,7 @@ export function runPrimary(options: PrimaryOptions): Promise<void> {
   let boundPort: number | undefined;
   // Replacements listen on the port already announced: with PORT=0 the primary drops the shared
   // handle once every worker is gone, and a new random port would strand the clients.
-  const fork = (): Worker => cluster.fork({ TOLLGATE_CLUSTER_WORKER: '1', ...(boundPort === undefined ? {} : { PORT: String(boundPort) }) });
+  const fork = (): Worker => cluster.fork({ ...options.workerEnv, TOLLGATE_CLUSTER_WORKER: '1', ...(boundPort === undefined ? {} : { PORT: String(boundPort) }) });
 
   cluster.on('listening', (_worker, address) => {
     if (boundPort !== undefined) return;

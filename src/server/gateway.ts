@@ -33,6 +33,8 @@ import { watchSilentConnections } from '../http/silent-connections.js';
 import { createRequestLog, type RequestLog } from '../request-log/request-log.js';
 import type { RequestTracer } from '../observability/request-tracer.js';
 import { warmUpTokenizer } from '../protocol/tokens.js';
+import type { Sealer } from '../lib/seal.js';
+import { sealerFromEnv } from './seal-key.js';
 
 export interface GatewayOptions {
   config: ConfigFile;
@@ -83,6 +85,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     checkers: [createLowBalanceChecker(options.store), createKeyBudgetChecker(options.store)],
   });
   const providers = createProviders(options.config.providers, options.env ?? process.env);
+  const sealer = sealerFromEnv(options.env ?? process.env, options.logger);
   // Before the first request, so that it does not pay for the tokenizer's start (protocol/tokens.ts).
   warmUpTokenizer();
   const catalog = buildCatalog(options.config.models, providers);
@@ -139,7 +142,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const requestLog = options.config.log.enabled
     ? createRequestLog({ config: options.config, store: options.store, logger: options.logger, registry: metrics.registry, now, ...options.requestLog })
     : undefined;
-  const app = buildApp(appParts({ options, now, catalog, router, billing, holdKeeper, authenticator, inFlight, settleRetrier, metrics, requestLog }));
+  const app = buildApp(appParts({ options, now, catalog, router, billing, holdKeeper, authenticator, inFlight, settleRetrier, metrics, requestLog, sealer }));
   const adminServer = options.adminListener === true ? createAdminServer(app, options.config.limits) : undefined;
   const endSilentAdminConnections = adminServer === undefined ? undefined : watchSilentConnections(adminServer);
 
@@ -221,6 +224,7 @@ interface Built {
   settleRetrier: SettleRetrier;
   metrics: Metrics;
   requestLog: RequestLog | undefined;
+  sealer: Sealer;
 }
 
 /** One narrow dependency object per part of the app (http/app.ts). */
@@ -251,6 +255,7 @@ function appParts(built: Built): AppDeps {
       metrics,
       limiter,
       store,
+      sealer: built.sealer,
       inFlight: built.inFlight,
       settleRetrier: built.settleRetrier,
       now,

@@ -10,6 +10,7 @@ import { createAdminToken } from '../admin/admin-tokens.js';
 import { ensureDemoAccount } from '../admin/demo.js';
 import { loadConfig } from '../config/load.js';
 import { ENV, type Env } from '../config/env.js';
+import { workersSealKey } from './seal-key.js';
 import { openStore } from '../store/open-store.js';
 import { runPrimary } from './cluster-primary.js';
 import { tracingSettings } from './tracing.js';
@@ -82,7 +83,7 @@ export async function runServe(options: ServeOptions, env: Env = process.env): P
     }, server.logger);
     return;
   }
-  await runPrimary({ workers, logger, onListening: announce });
+  await runPrimary({ workers, logger, onListening: announce, workerEnv: workersSealKey(env, logger) });
   await release();
   logger.info('all workers stopped');
 }

@@ -61,10 +61,13 @@ async function serve<Extras>(adapter: SurfaceAdapter<Extras>, services: AnswerSe
   // The hold covers every byte the upstream may read: the whole client body (what a pass-through
   // forwards), plus what the surface's preparation added (the earlier turns of a conversation).
   // Counted in slices so that a large body never holds the event loop (docs/architecture.md, Money).
+  // The body a pass-through forwards: the client's, or the surface's rewriting of it.
+  const forwarded = decoded.body ?? (body as Record<string, unknown>);
   const imageTokens = services.billing.inputBound(model.id).imageTokens;
-  let inputTokenBound = await runYielding(walkInputBound(body, { imageTokens }));
+  let inputTokenBound = await runYielding(walkInputBound(forwarded, { imageTokens }));
   // The added turns, bounded like the body (beyond the first 64 KiB of text, by their bytes).
   if (prepared.expanded) inputTokenBound += estimateInputTokens(decoded.request);
+  inputTokenBound += prepared.addedInputTokens ?? 0;
   await limitTokens(services.limiter, request, reply, inputTokenBound + maxOutputTokens);
   const meter = new UsageMeter(inputCount(decoded.request), maxOutputTokens);
   await lifecycle.reserve(context, { model: model.id, inputTokenBound, maxOutputTokens }, meter);
@@ -79,7 +82,8 @@ async function serve<Extras>(adapter: SurfaceAdapter<Extras>, services: AnswerSe
       surface: adapter.surface,
       request: canonical,
       // The decoder accepted it, so it is a JSON object.
-      body: body as Record<string, unknown>,
+      body: forwarded,
+      ...(adapter.passthroughEndpoint === undefined ? {} : { passthroughEndpoint: adapter.passthroughEndpoint }),
       clientWantsUsage: decoded.clientWantsUsage,
       maxOutputTokens,
       signal: lifecycle.signal,

@@ -1,12 +1,14 @@
 /**
  * Every `/v1` route, registered on the app from what `/v1` needs and nothing more: the three
  * generative endpoints (one handler, one surface adapter each), embeddings, moderations, speech,
- * images and transcriptions (one whole-answer handler, one endpoint each), token counting, the model list and
+ * images and transcriptions (one whole-answer handler, one endpoint each), Responses compaction
+ * (`/v1/responses/compact`, the Responses handler's second adapter), token counting, the model list and
  * the stored-response endpoints. Each route runs the API hooks (key, then request rate limit).
  */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { ConfigFile } from '../../config/schema.js';
+import type { Sealer } from '../../lib/seal.js';
 import type { AuthGuards } from '../auth-guards.js';
 import { createAnswerHandler, type AnswerServices } from './answer.js';
 import { createApiHooks } from './api-hooks.js';
@@ -23,6 +25,7 @@ import { moderationsEndpoint } from './surfaces/moderations/moderations-endpoint
 import { speechEndpoint } from './surfaces/speech/speech-endpoint.js';
 import { transcriptionsEndpoint, translationsEndpoint } from './surfaces/transcriptions/transcriptions-endpoint.js';
 import type { ResponseStore } from './surfaces/responses/responses-extras.js';
+import { createCompactSurface } from './surfaces/responses/compact-surface.js';
 import { createResponsesSurface } from './surfaces/responses/responses-surface.js';
 import { registerStoredResponseRoutes } from './surfaces/responses/stored-response-routes.js';
 import { registerResponsesSocket } from './surfaces/responses/socket/responses-socket-route.js';
@@ -40,6 +43,8 @@ export interface V1Deps extends AnswerServices {
   authGuards: AuthGuards;
   /** Stored responses (Responses `store`, `previous_response_id`, GET and DELETE). */
   store: ResponseStore;
+  /** Seals the summaries of the compactions the gateway makes (docs/wire-protocols.md §23). */
+  sealer: Sealer;
   rateLimits: ConfigFile['rate_limits'];
   /** The upload endpoints' body limits (`limits.max_upload_bytes`). */
   uploadLimits: ConfigFile['limits']['max_upload_bytes'];
@@ -64,7 +69,10 @@ function registerRoutes(app: FastifyInstance, deps: V1Deps): void {
   const answerRoute = <Extras>(path: string, adapter: SurfaceAdapter<Extras>, hooks: onRequestAsyncHookHandler[]): void => {
     app.post(path, { onRequest: hooks, config: { surface: adapter.surface } }, createAnswerHandler(adapter, deps));
   };
-  answerRoute('/v1/responses', createResponsesSurface({ store: deps.store, now: deps.now }), onRequest);
+  const responses = { store: deps.store, now: deps.now, sealer: deps.sealer };
+  answerRoute('/v1/responses', createResponsesSurface(responses), onRequest);
+  // Part of the Responses surface: a model serves it when it serves `responses`.
+  answerRoute('/v1/responses/compact', createCompactSurface(responses), onRequest);
   answerRoute('/v1/chat/completions', chatCompletionsSurface, onRequest);
   // Anthropic's Messages API (Claude Code, the Anthropic SDKs): the key also comes as `x-api-key`.
   const onAnthropicRequest = createApiHooks({ ...keyHooks, apiKeyHeader: true });

@@ -27,6 +27,7 @@ const ASSISTANT_PART_TYPES = ['output_text', 'refusal'] as const;
 const IMAGE_DETAILS = ['auto', 'low', 'high'] as const;
 const OUTPUT_PART_TYPES = ['input_text', 'input_image', 'input_file'] as const;
 const ITEM_STATUSES = ['in_progress', 'completed', 'incomplete'] as const;
+const COMPACTION_TRIGGER = 'compaction_trigger';
 
 /** What `input` holds besides the canonical items. */
 export interface DecodedInput {
@@ -35,6 +36,8 @@ export interface DecodedInput {
   opaque: OpaqueInputItem[];
   /** The tool lists of `additional_tools` items, with their paths, merged into `tools` by the caller. */
   toolLists: Array<{ tools: unknown[]; path: string }>;
+  /** The input ended with `{"type": "compaction_trigger"}`: the answer is a compaction (compaction.ts). */
+  compactionTrigger: boolean;
 }
 
 /** Decodes `input`; `reasoning` items are accepted and dropped (no canonical slot for them). */
@@ -45,16 +48,18 @@ export function decodeInput(value: unknown): InputItem[] {
 /**
  * Decodes `input`. Items of a type the gateway has no use for (hosted-tool calls, compaction,
  * types newer than this code) are not refused: a Responses upstream may well accept them, so they
- * are kept as they came, and translated routes leave them out.
+ * are kept as they came, and translated routes leave them out. A `compaction` item must carry its
+ * `encrypted_content`; a `compaction_trigger` may only be the last item (docs/wire-protocols.md
+ * §23).
  */
 export function decodeInputItems(value: unknown): DecodedInput {
   if (value === undefined || value === null) throw missingParameter('input');
   if (typeof value === 'string') {
-    return { items: [{ type: 'message', role: 'user', content: [{ type: 'text', text: value }] }], opaque: [], toolLists: [] };
+    return { items: [{ type: 'message', role: 'user', content: [{ type: 'text', text: value }] }], opaque: [], toolLists: [], compactionTrigger: false };
   }
   if (!Array.isArray(value)) throw invalidType('input', 'a string or an array of input items', value);
   if (value.length === 0) throw emptyArray('input');
-  const decoded: DecodedInput = { items: [], opaque: [], toolLists: [] };
+  const decoded: DecodedInput = { items: [], opaque: [], toolLists: [], compactionTrigger: false };
   value.forEach((raw: unknown, index) => {
     const path = `input[${index}]`;
     if (!isRecord(raw)) throw invalidType(path, 'an object', raw);
@@ -65,6 +70,12 @@ export function decodeInputItems(value: unknown): DecodedInput {
       decoded.toolLists.push({ tools: requireArray(raw.tools, `${path}.tools`), path: `${path}.tools` });
       return;
     }
+    if (type === COMPACTION_TRIGGER) {
+      if (index !== value.length - 1) throw unsupportedValue(path, "A 'compaction_trigger' item must be the last item of 'input'.");
+      decoded.compactionTrigger = true;
+      return;
+    }
+    if (type === 'compaction') requireString(raw.encrypted_content, `${path}.encrypted_content`);
     if (!(ITEM_TYPES as readonly string[]).includes(type)) {
       decoded.opaque.push({ index: decoded.items.length, raw });
       return;

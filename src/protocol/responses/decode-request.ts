@@ -42,6 +42,8 @@ export interface DecodedResponsesBody {
   metadata: Record<string, string>;
   /** Settings without a canonical slot that the response object echoes (pass to the encoder). */
   echo: ResponsesEcho;
+  /** The input ended with a `compaction_trigger`: the answer is one `compaction` item (compaction.ts). */
+  compact: boolean;
 }
 
 /** The `include` values OpenAI documents; we accept them all and honour none that need hosted tools. */
@@ -139,6 +141,7 @@ export function decodeResponsesBody(body: unknown): DecodedResponsesBody {
     previousResponseId,
     metadata: decodeMetadata(body.metadata, (key) => memberPath('metadata', key)),
     echo,
+    compact: input.compactionTrigger,
   };
 }
 

@@ -435,3 +435,24 @@ describe('ResponsesEncoder: namespaced tools', () => {
     expect(payloads.find((payload) => payload.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'spawn_agent' });
   });
 });
+
+describe('ResponsesEncoder: compaction', () => {
+  const seal = (summary: string) => `sealed(${summary.length})`;
+
+  it('sends no text: the summary becomes one sealed compaction item, added and done whole, then response.completed', () => {
+    const events: CanonicalEvent[] = [start, { type: 'reasoning-delta', delta: 'thinking' }, { type: 'text-delta', delta: 'Goals: ' }, { type: 'text-delta', delta: 'ship.' }, { type: 'finish', reason: 'length' }, { type: 'usage', usage }];
+    const { payloads, types, encoder } = run(events, (encoder) => encoder.finish(usage), makeEncoder({ compaction: { seal } }));
+    expect(types).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.output_item.done', 'response.completed']);
+    const item = { id: 'cmp_1', type: 'compaction', encrypted_content: 'sealed(12)' };
+    expect(payloads[2]).toMatchObject({ output_index: 0, item });
+    expect(payloads[3]).toMatchObject({ output_index: 0, item });
+    // A summary cut at the cap is still the compaction the client needs.
+    expect(encoder.response()).toMatchObject({ status: 'completed', incomplete_details: null, output: [item], usage: { input_tokens: 20, output_tokens: 12 } });
+  });
+
+  it('non-streamed: the same single item in the response object', () => {
+    const encoder = makeEncoder({ stream: false, compaction: { seal } });
+    expect([...encoder.start(), ...encoder.push({ type: 'text-delta', delta: 'abc' }), ...encoder.finish(usage)]).toEqual([]);
+    expect(encoder.response().output).toEqual([{ id: 'cmp_1', type: 'compaction', encrypted_content: 'sealed(3)' }]);
+  });
+});

@@ -33,12 +33,17 @@ export interface ResponsesEncoderOptions {
   idGenerator?: (prefix: ItemIdPrefix) => string;
   /** Unix seconds for `completed_at`; the default reads the system clock. */
   now?: () => number;
+  /**
+   * The answer is a compaction (docs/wire-protocols.md §23): the model's text is the
+   * summary, never streamed; `finish` makes it the one output item, sealed by `seal`.
+   */
+  compaction?: { seal: (summary: string) => string };
 }
 
 type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
-/** Item id prefixes: messages, function calls, reasoning, custom tool calls, web searches. */
-export type ItemIdPrefix = 'msg' | 'fc' | 'rs' | 'ctc' | 'ws';
+/** Item id prefixes: messages, function calls, reasoning, custom tool calls, web searches, compactions. */
+export type ItemIdPrefix = 'msg' | 'fc' | 'rs' | 'ctc' | 'ws' | 'cmp';
 
 /** Random hex ids like OpenAI's (`msg_` + 48 hex digits). */
 export function randomItemId(prefix: string): string {
@@ -62,6 +67,8 @@ export class ResponsesEncoder {
   private error: { code: string; message: string } | null = null;
   private completedAt: number | null = null;
   private sequenceNumber = 0;
+  /** With `compaction`: the summary so far. */
+  private summary = '';
   private started = false;
   private frames: string[] = [];
 
@@ -83,6 +90,11 @@ export class ResponsesEncoder {
   push(event: CanonicalEvent): string[] {
     this.ensureStarted();
     if (this.status !== 'in_progress') return this.drain();
+    if (this.options.compaction !== undefined) {
+      // Only the text counts: the summary. Reasoning and (unasked) tool calls are not shown.
+      if (event.type === 'text-delta') this.summary += event.delta;
+      return this.drain();
+    }
     switch (event.type) {
       case 'text-delta':
         this.pushText(event.delta);
@@ -121,12 +133,31 @@ export class ResponsesEncoder {
   finish(usage: Usage): string[] {
     this.ensureStarted();
     if (this.status !== 'in_progress') return this.drain();
+    if (this.options.compaction !== undefined) return this.finishCompaction(this.options.compaction.seal, usage);
     const incompleteReason = this.finishReason === 'length' || this.finishReason === 'content_filter';
     this.closeAll(incompleteReason ? 'incomplete' : 'completed');
     this.usage = usage;
     this.status = incompleteReason ? 'incomplete' : 'completed';
     this.completedAt = (this.options.now ?? unixSeconds)();
     this.emitResponse(incompleteReason ? 'response.incomplete' : 'response.completed');
+    return this.drain();
+  }
+
+  /**
+   * The one compaction item, announced whole (added, then done), then `response.completed`. A
+   * summary the token cap cut short is still the summary there is: the client needs the item.
+   */
+  private finishCompaction(seal: (summary: string) => string, usage: Usage): string[] {
+    const item: OutputItem = { type: 'compaction', id: this.newId('cmp'), status: 'completed', encryptedContent: seal(this.summary) };
+    this.summary = '';
+    const outputIndex = this.output.length;
+    this.output.push(item);
+    this.emit('response.output_item.added', { output_index: outputIndex, item: itemObject(item) });
+    this.emit('response.output_item.done', { output_index: outputIndex, item: itemObject(item) });
+    this.usage = usage;
+    this.status = 'completed';
+    this.completedAt = (this.options.now ?? unixSeconds)();
+    this.emitResponse('response.completed');
     return this.drain();
   }
 

@@ -3,6 +3,7 @@
  * https://platform.openai.com/docs/api-reference/responses/object#responses-object-output
  * (docs/wire-protocols.md §2.4). Each item holds only what its final `.done` event must carry in full.
  */
+import { compactionItem } from './compaction.js';
 
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
@@ -15,7 +16,9 @@ export type OutputItem =
   /** A call to a custom tool; `arguments` collects the upstream's JSON until `input` can be read from it. */
   | { type: 'custom_tool_call'; id: string; status: ItemStatus; callId: string; name: string; namespace?: string; arguments: string; input: string }
   /** A web search the upstream ran itself (a mapped hosted tool), told once it is done. */
-  | { type: 'web_search_call'; id: string; status: ItemStatus; query: string };
+  | { type: 'web_search_call'; id: string; status: ItemStatus; query: string }
+  /** A compaction (docs/wire-protocols.md §23): the summary, sealed by the gateway. */
+  | { type: 'compaction'; id: string; status: ItemStatus; encryptedContent: string };
 
 export function outputTextPart(text: string): Record<string, unknown> {
   return { type: 'output_text', annotations: [], logprobs: [], text };
@@ -64,6 +67,9 @@ export function itemObject(item: OutputItem, withContent = true): Record<string,
       };
     case 'web_search_call':
       return { id: item.id, type: 'web_search_call', status: item.status, action: { type: 'search', query: item.query } };
+    case 'compaction':
+      // Complete from its first event: it is added only once its content is known.
+      return compactionItem(item.id, item.encryptedContent);
   }
 }
 

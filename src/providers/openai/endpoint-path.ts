@@ -9,6 +9,7 @@
 export type OpenAIEndpoint =
   | '/chat/completions'
   | '/responses'
+  | '/responses/compact'
   | '/embeddings'
   | '/moderations'
   | '/audio/speech'

@@ -19,7 +19,7 @@ import { ChatChunkReader, chatCompletionMeterEvents, inBandErrorMessage, readCha
 import { ResponsesEventReader, responsesObjectMeterEvents } from './responses-wire.js';
 import { clientModelOf, renameWholeAnswer, replaceModelName, withClientModel } from '../shared/model-name.js';
 
-type BodyCall = Pick<PassthroughCall, 'body' | 'upstreamModel' | 'maxOutputTokens' | 'stream'>;
+type BodyCall = Pick<PassthroughCall, 'body' | 'upstreamModel' | 'maxOutputTokens' | 'stream'> & Pick<PassthroughCall, 'endpoint'>;
 
 /** The Chat body to send upstream: model replaced, output capped, usage forced on streams. */
 export function prepareChatBody(call: BodyCall): Record<string, unknown> {
@@ -37,9 +37,13 @@ export function prepareChatBody(call: BodyCall): Record<string, unknown> {
   return body;
 }
 
-/** The Responses body to send upstream: model replaced, output capped. */
+/**
+ * The Responses body to send upstream: model replaced, output capped. A `/responses/compact` body
+ * has neither a cap nor a stream flag: only its model is replaced.
+ */
 export function prepareResponsesBody(call: BodyCall): Record<string, unknown> {
   const body: Record<string, unknown> = { ...call.body, model: call.upstreamModel };
+  if (call.endpoint === 'compact') return body;
   const cap = call.maxOutputTokens;
   body.max_output_tokens = typeof body.max_output_tokens === 'number' ? Math.min(body.max_output_tokens, cap) : cap;
   setStream(body, call.stream);
@@ -61,7 +65,7 @@ export async function runPassthrough(
   chatBody: (body: Readonly<Record<string, unknown>>) => Record<string, unknown> = (body) => ({ ...body }),
 ): Promise<PassthroughResult> {
   const chat = call.surface === 'chat-completions';
-  const path = pathOf(chat ? '/chat/completions' : '/responses', call.upstreamModel);
+  const path = pathOf(chat ? '/chat/completions' : call.endpoint === 'compact' ? '/responses/compact' : '/responses', call.upstreamModel);
   const body = chat ? chatBody(prepareChatBody(call)) : prepareResponsesBody(call);
   // Answers name the model the client asked for (the catalog id), as on every other route.
   const clientModel = clientModelOf(call.body, call.upstreamModel);

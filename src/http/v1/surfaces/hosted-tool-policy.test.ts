@@ -9,6 +9,7 @@ import type { Provider } from '../../../providers/provider.js';
 import type { ModelEntry } from '../../../routing/catalog.js';
 import { anthropicMessagesSurface } from './anthropic-messages/anthropic-messages-surface.js';
 import { createResponsesSurface } from './responses/responses-surface.js';
+import { Sealer } from '../../../lib/seal.js';
 
 function target(native: Surface | undefined): ModelEntry['targets'][number] {
   const provider = { name: 'p', stream: () => ({}) as never, speaksNatively: (surface: Surface) => surface === native } as Provider;
@@ -47,7 +48,7 @@ describe('hosted_tools on the Anthropic Messages surface', () => {
 });
 
 describe('hosted_tools on the Responses surface', () => {
-  const surface = createResponsesSurface({ store: {} as Parameters<typeof createResponsesSurface>[0]['store'], now: () => 0 });
+  const surface = createResponsesSurface({ store: {} as Parameters<typeof createResponsesSurface>[0]['store'], now: () => 0, sealer: Sealer.withRandomKey() });
   const decoded = surface.decode({ model: 'm', input: 'hi', tools: [{ type: 'web_search' }] }, {});
 
   it('refuse: a 400 when a target translates, none when every target speaks Responses', () => {

@@ -3,6 +3,7 @@
  * was given: Responses marks hosted tools for mapping, Anthropic Messages drops a reasoning effort
  * the model cannot honour.
  */
+import { Sealer } from '../../../lib/seal.js';
 import { describe, expect, it } from 'vitest';
 import { GENERATIVE_SURFACES } from '../../../protocol/canonical.js';
 import type { ModelEntry } from '../../../routing/catalog.js';
@@ -17,7 +18,7 @@ const unusedStore = {} as Parameters<typeof createResponsesSurface>[0]['store'];
 
 describe('checkAgainstModel', () => {
   it('Responses: a model that maps hosted tools gets a request that says so; the decoded one is left as it was', () => {
-    const surface = createResponsesSurface({ store: unusedStore, now: () => 0 });
+    const surface = createResponsesSurface({ store: unusedStore, now: () => 0, sealer: Sealer.withRandomKey() });
     const decoded = surface.decode({ model: 'm', input: 'hi', tools: [{ type: 'web_search' }] }, {});
     const before = structuredClone(decoded.request);
     const checked = surface.checkAgainstModel(decoded, model({ hostedTools: 'map' }));

@@ -18,6 +18,11 @@ export interface Decoded<Extras> {
   /** The client gets a usage report (Chat: when it asked for the usage chunk; always elsewhere). */
   readonly clientWantsUsage: boolean;
   readonly extras: Extras;
+  /**
+   * The body a pass-through forwards and the hold counts, when the surface rewrote the client's
+   * (Responses: a sealed compaction item opened into its summary). Absent: the client's body.
+   */
+  readonly body?: Readonly<Record<string, unknown>>;
 }
 
 /** Encodes one answer. In non-stream mode the frame lists are empty and `body()` is the answer. */
@@ -61,6 +66,8 @@ export interface Prepared<Extras> {
   expanded: boolean;
   /** Saves the answer's final response object (Responses `store`); absent when nothing is kept. */
   keep?: KeepResponse | undefined;
+  /** Input tokens the upstream reads beyond the body and the expansion (Responses: a compaction's instruction). */
+  addedInputTokens?: number;
 }
 
 /** How a pass-through's answer ends in the surface's protocol. */
@@ -76,6 +83,8 @@ export interface PassthroughEnding {
 
 export interface SurfaceAdapter<Extras> extends PassthroughEnding {
   readonly surface: Surface;
+  /** A pass-through goes to this endpoint of the surface rather than its own (`/responses/compact`). */
+  readonly passthroughEndpoint?: 'compact';
   decode(body: unknown, headers: IncomingHttpHeaders): Decoded<Extras>;
   /**
    * Model-specific checks that are 400s (not 503s), run once the model is known to exist. Returns

@@ -15,6 +15,10 @@ export interface ResponsesExtras {
   metadata: Record<string, string>;
   /** Request settings the response object echoes. */
   echo: ResponsesEcho;
+  /** The input ends with a `compaction_trigger`: translated routes answer with one compaction item. */
+  compact: boolean;
+  /** Where the input holds a compaction item the gateway did not seal (OpenAI's), or null. */
+  foreignCompaction: string | null;
 }
 
 export type DecodedResponses = Decoded<ResponsesExtras>;
