@@ -79,7 +79,6 @@ export class SseWriter {
     if ((!response.writableNeedDrain && !this.#refused) || response.destroyed) return undefined;
     return new Promise((resolve) => {
       const done = (): void => {
-        this.#refused = false;
         response.off('drain', done);
         response.off('close', done);
         resolve();
@@ -98,6 +97,10 @@ export class SseWriter {
     this.#response.end(last);
   }
 
+  readonly #drained = (): void => {
+    this.#refused = false;
+  };
+
   readonly #flushLater = (): void => {
     this.#scheduled = false;
     this.#flush();
@@ -109,7 +112,10 @@ export class SseWriter {
     this.#pending = '';
     const first = !this.#wrote;
     this.#firstWrite();
-    if (!this.#response.write(text)) this.#refused = true;
+    if (!this.#response.write(text) && !this.#refused) {
+      this.#refused = true;
+      this.#response.once('drain', this.#drained);
+    }
     // The head and the first frames go out together (`end` uncorks on its own).
     if (first) this.#response.uncork();
   }

@@ -69,6 +69,11 @@ export class SocketTurn {
       // there, and every turn would look like a client gone after its end (the request log would
       // record it twice). An answer ended once it was handed over whole; destroyed before, it was not.
       Object.defineProperty(response, 'writableFinished', { get: () => response.writableEnded });
+      // Nor does that stand-in's 'drain' reach the response (an HTTP server relays it; there is
+      // none), so its `writableNeedDrain` would stay set once raised and stall the SSE writer for
+      // good. What the turn holds back is the stream it reads: the writer learns that from what
+      // `write` returns, and its 'drain' comes when the turn reads on (sse-writer.ts `ready`).
+      Object.defineProperty(response, 'writableNeedDrain', { get: () => false });
       this.#response = response;
       app.routing(incoming as Parameters<FastifyInstance['routing']>[0], response);
     };
