@@ -12,9 +12,11 @@
  *   other functions, a `namespace` (multi-agent) and the hosted `web_search`;
  * - `gpt-5.6-sol-…`: Codex's bundled metadata applies ("code mode"): no `tools` field, but an
  *   `additional_tools` input item holding two namespaces, one with the free-form `exec` tool.
- * Each pair runs a plain turn, a turn at each reasoning effort (the upstream gets the effort in its
- * own terms, and Codex gets the upstream's reasoning back as a reasoning item), a shell command,
- * and a file edit with Codex's patch format. Every run is its own `codex exec`; they run
+ * Each pair runs a plain turn, a shell command and a file edit with Codex's patch format; the first
+ * family also a turn at each reasoning effort (the upstream gets the effort in its own terms, and
+ * Codex gets the upstream's reasoning back as a reasoning item). Each route also runs Codex in its
+ * simplest configuration (one `openai_base_url` line: the built-in OpenAI provider, over the
+ * Responses WebSocket): a shell command, and a session that compacts (remote compaction). Every run is its own `codex exec`; they run
  * concurrently against one gateway, and a tag in each prompt tells their requests apart.
  *
  * The CLI is installed into .tollgate-cache/ when the suite runs, not as a dependency. Outside CI
@@ -29,7 +31,8 @@ import { ANTHROPIC_TOOL_USE_ID, readAnthropicConversation, startAnthropicModelDo
 import { CHAT_CALL_ID, readChatConversation, startChatModelDouble } from './chat-model-double.js';
 import { GEMINI_CALL_ID, readGeminiConversation, startGeminiModelDouble } from './gemini-model-double.js';
 import type { ModelDouble, RecordedRequest } from './model-double-server.js';
-import { PLAIN_ANSWER, SHELL_TASK, THINKING, type Conversation } from './model-script.js';
+import { AFTER_COMPACTION_ANSWER, asksToCompact, PLAIN_ANSWER, SHELL_TASK, THINKING, type Conversation } from './model-script.js';
+import { settledCharges } from '../support/charges.js';
 import { PATCH_ANSWER, PATCH_FILE, PATCH_FILE_TEXT } from './patch-call.js';
 import { azureAddress } from './model-double-server.js';
 import { startVertexAccount, vertexAddress, vertexProvider, type VertexAccount } from './vertex-address.js';
@@ -209,7 +212,7 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
     await vertexAccount?.close();
   });
 
-  const exec = (model: string, prompt: string, options: { effort?: Effort; readBack?: string[]; config?: CodexConfigForm } = {}): Promise<CodexExecResult> =>
+  const exec = (model: string, prompt: string, options: { effort?: Effort; readBack?: string[]; config?: CodexConfigForm; apiKey?: string; extraConfig?: string[] } = {}): Promise<CodexExecResult> =>
     runCodexExec({ launcher: installation.launcher, baseUrl: `${harness.baseUrl}/v1`, apiKey: secret, model, prompt, timeoutMs: RUN_TIMEOUT_MS, ...options });
 
   /** The requests of one run, in order, read as the model saw them. */
@@ -329,6 +332,34 @@ describe.skipIf(installation.error !== undefined && !inCi)('codex exec with its 
         expect(second.calls).toHaveLength(1);
         expect(second.outputs[0]!.text).toContain(COMMAND_OUTPUT);
         expect(second.userText).toContain(tag);
+      }, 120_000);
+
+      it('compacts when the context fills (remote compaction, on the socket), and the turn after answers from the summary', async () => {
+        const { prompt, tag } = tagged(`${SHELL_TASK} and tell me what it printed.`);
+        const account = await harness.newAccount('10');
+        // Every upstream answer reports 920 tokens, over this limit: Codex compacts before the follow-up.
+        const run = await exec(model, prompt, { config: 'base-url', apiKey: account.secret, extraConfig: ['model_auto_compact_token_limit = 500'] });
+        expect(run.exitCode, explain(run)).toBe(0);
+        expect(run.lastMessage, explain(run)).toContain(AFTER_COMPACTION_ANSWER);
+        const requests = requestsOf(route, tag);
+        // The shell call, the compaction, and the answer from the compacted history.
+        expect(requests.map(({ conversation }) => (asksToCompact(conversation) ? 'compact' : conversation.userText.includes('[compacted-history]') ? 'after' : 'turn'))).toEqual(['turn', 'compact', 'after']);
+        const [, compaction, after] = requests.map(({ request }) => request.body);
+        if (route.passthrough) {
+          // OpenAI compacts itself: the trigger went up as Codex sent it.
+          expect((compaction!.input as Array<{ type?: string }>).at(-1)?.type).toBe('compaction_trigger');
+        } else {
+          // The gateway compacted with the routed model: no tools, and the history written out.
+          expect(requests[1]!.conversation.tools).toEqual([]);
+          expect(JSON.stringify(after)).not.toContain('tg1.');
+        }
+        // The history the summary replaced is gone from the request after it.
+        expect(requests[2]!.conversation.outputs).toEqual([]);
+        // One charge per model call, each the upstream's usage at the catalog's prices ($1 and $4 per
+        // million): 900 tokens in, 20 out, and Gemini's 6 thinking tokens on top when it thought.
+        const thoughts = (conversation: Conversation) => ((route.key === 'gemini' || route.key === 'vertex') && conversation.reasoning !== undefined && !asksToCompact(conversation) ? 6n : 0n);
+        const charges = await settledCharges(harness, account.accountId, '10');
+        expect(charges.map((charge) => charge.amountNanos)).toEqual(requests.map(({ conversation }) => 900n * 1_000n + (20n + thoughts(conversation)) * 4_000n));
       }, 120_000);
     });
   }

@@ -4,6 +4,7 @@
  * The test reads the recorded requests through the same readers. Runs go on concurrently, so each
  * prompt carries a tag that tells its requests apart.
  */
+import { COMPACTION_INSTRUCTION } from '../../src/protocol/responses/compaction.js';
 import { PATCH_ANSWER, PATCH_FILE, patchCall } from './patch-call.js';
 import { FINAL_ANSWER, shellCall, type DeclaredTool, type ToolCall } from './shell-call.js';
 
@@ -20,6 +21,8 @@ export interface Conversation {
   tools: DeclaredTool[];
   /** The reasoning the request asks for, in the upstream's own terms (undefined: none). */
   reasoning: unknown;
+  /** A Responses request that ends with a `compaction_trigger` (only a pass-through's upstream sees one). */
+  compactionTrigger?: boolean;
 }
 
 /** What the scripted model does on one request; `thinking` is reasoning text to stream first. */
@@ -29,14 +32,30 @@ export type ScriptedTurn = ({ kind: 'text'; text: string } | { kind: 'call'; cal
 export const SHELL_TASK = 'Run `echo tollgate-ok` in the shell';
 export const PLAIN_ANSWER = 'Hello from the scripted model.';
 export const THINKING = 'The user wants a greeting.';
+/** The scripted model's handoff summary when it is asked to compact (its mark tells it apart later). */
+export const COMPACTION_SUMMARY = 'Handoff: the shell command ran and printed tollgate-ok. [compacted-history]';
+/** The answer of a model that read the summary rather than the history it replaced. */
+export const AFTER_COMPACTION_ANSWER = 'From the compacted history: the command printed tollgate-ok.';
+
+/**
+ * The model is asked to compact: by the gateway's instruction on a translated route (the
+ * conversation so far, then our instruction), or by the trigger item on a pass-through.
+ */
+export function asksToCompact(conversation: Conversation): boolean {
+  return conversation.compactionTrigger === true || conversation.userText.includes(COMPACTION_INSTRUCTION.split('\n')[0]!);
+}
 
 /**
  * Turn 1 calls the shell (or the patch tool, when the user asks for the patch file), or answers at
  * once when asked for neither; once a tool's output is back, the model answers. A request that
- * asks for reasoning gets some before the answer.
+ * asks for reasoning gets some before the answer. Asked to compact, the model writes its summary;
+ * given that summary instead of the history, it answers from the summary.
  */
 export function scriptedTurn(conversation: Conversation): ScriptedTurn {
   const thinking = conversation.reasoning === undefined ? {} : { thinking: THINKING };
+  // Asked to compact: the summary. Given a summary in place of the history: an answer from it.
+  if (asksToCompact(conversation)) return { kind: 'text', text: COMPACTION_SUMMARY };
+  if (conversation.userText.includes('[compacted-history]')) return { kind: 'text', text: AFTER_COMPACTION_ANSWER, ...thinking };
   const patching = conversation.userText.includes(PATCH_FILE);
   if (conversation.outputs.length > 0) return { kind: 'text', text: patching ? PATCH_ANSWER : FINAL_ANSWER, ...thinking };
   if (patching) return { kind: 'call', call: patchCall(conversation.tools), ...thinking };

@@ -23,9 +23,18 @@ export async function startResponsesModelDouble(upstreamKey: string, at?: Double
   });
 }
 
+/** How this double seals its compaction items (an OpenAI upstream's own encryption, as far as the gateway can tell). */
+const DOUBLE_SEAL = 'double-sealed:';
+
 function answer(body: Record<string, unknown>, response: ServerResponse): void {
-  const turn = scriptedTurn(readResponsesConversation(body));
+  const conversation = readResponsesConversation(body);
+  const turn = scriptedTurn(conversation);
   const output: Array<Record<string, unknown>> = [];
+  if (conversation.compactionTrigger === true && turn.kind === 'text') {
+    // OpenAI's remote compaction: exactly one compaction item, its content readable only here.
+    output.push({ id: 'cmp_double', type: 'compaction', encrypted_content: `${DOUBLE_SEAL}${Buffer.from(turn.text).toString('base64')}` });
+    return respond(body, response, output);
+  }
   if (turn.thinking !== undefined) output.push({ id: 'rs_double', type: 'reasoning', summary: [{ type: 'summary_text', text: turn.thinking }] });
   if (turn.kind === 'text') {
     output.push({ id: 'msg_double', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: turn.text, annotations: [] }] });
@@ -35,6 +44,10 @@ function answer(body: Record<string, unknown>, response: ServerResponse): void {
   } else {
     output.push({ id: 'fc_double', type: 'function_call', status: 'completed', call_id: RESPONSES_CALL_ID, name: turn.call.name, arguments: JSON.stringify(turn.call.arguments) });
   }
+  respond(body, response, output);
+}
+
+function respond(body: Record<string, unknown>, response: ServerResponse, output: Array<Record<string, unknown>>): void {
   const created = { id: 'resp_double', object: 'response', created_at: 1767225600, status: 'in_progress', model: 'upstream-responses-model', output: [] };
   const completed = { ...created, status: 'completed', output, usage: { input_tokens: 900, output_tokens: 20, total_tokens: 920, output_tokens_details: { reasoning_tokens: 0 } } };
   if (body.stream !== true) {
@@ -59,9 +72,12 @@ export function readResponsesConversation(body: Record<string, unknown>): Conver
   const items = Array.isArray(body.input) ? body.input.filter(isRecord) : [];
   const messages = (...roles: string[]) => items.filter((item) => (item.type ?? 'message') === 'message' && typeof item.role === 'string' && roles.includes(item.role));
   const toolLists = [body.tools, ...items.filter((item) => item.type === 'additional_tools').map((item) => item.tools)];
+  // This double's own compaction items, read back as the summary they hold.
+  const summaries = items.filter((item) => item.type === 'compaction' && typeof item.encrypted_content === 'string' && item.encrypted_content.startsWith(DOUBLE_SEAL));
   return {
     instructions: [typeof body.instructions === 'string' ? body.instructions : '', ...messages('system', 'developer').map((item) => textOf(item.content))].join('\n'),
-    userText: messages('user').map((item) => textOf(item.content)).join('\n'),
+    userText: [...messages('user').map((item) => textOf(item.content)), ...summaries.map((item) => Buffer.from(String(item.encrypted_content).slice(DOUBLE_SEAL.length), 'base64').toString('utf8'))].join('\n'),
+    compactionTrigger: items.at(-1)?.type === 'compaction_trigger',
     calls: items
       .filter((item) => item.type === 'function_call' || item.type === 'custom_tool_call')
       .map((item) => ({ id: item.call_id, name: item.name, namespace: item.namespace, arguments: item.type === 'function_call' ? parseArguments(item.arguments) : { input: item.input } })),
