@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startOpenAIUpstream, type UpstreamDouble, type UpstreamReply } from '../support/openai-upstream.js';
+import { textOf, weatherTool } from '../support/weather-tool.js';
 
 const UPSTREAM_SECRET = 'sk-upstream-operator-key';
 const CHAT_PATH = '/v1/chat/completions';
@@ -29,19 +30,6 @@ const chatTool: OpenAI.ChatCompletionTool = {
     parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
   },
 };
-const responsesTool: OpenAI.Responses.FunctionTool = {
-  type: 'function',
-  name: 'get_weather',
-  description: 'Current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('');
-}
 
 /** The last conversation entry of a Chat or Responses body. */
 function lastEntry(body: Record<string, unknown>): Record<string, unknown> | undefined {
@@ -295,8 +283,8 @@ describe.each(engines)('the openai provider through the official client on %s', 
       let first: OpenAI.Responses.Response | undefined;
       const [firstTurn] = await upstreamCallsOf(async () => {
         first = streamed
-          ? await client.responses.stream({ model, input: [question], tools: [responsesTool] }).finalResponse()
-          : await client.responses.create({ model, input: [question], tools: [responsesTool] });
+          ? await client.responses.stream({ model, input: [question], tools: [weatherTool] }).finalResponse()
+          : await client.responses.create({ model, input: [question], tools: [weatherTool] });
       }, responsesPath);
       expect(offeredToolNames(firstTurn!)).toEqual(['get_weather']);
       const call = first?.output.find((item) => item.type === 'function_call');
@@ -310,7 +298,7 @@ describe.each(engines)('the openai provider through the official client on %s', 
           model,
           // The call item goes back as the client received it (with its id and status).
           input: [question, call, { type: 'function_call_output', call_id: call.call_id, output: '17C and sun' }],
-          tools: [responsesTool],
+          tools: [weatherTool],
         });
       }, responsesPath);
       expect(replayedCallIds(secondTurn!)).toEqual([call.call_id]);

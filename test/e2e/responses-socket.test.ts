@@ -26,23 +26,10 @@ import { startHarness, type Harness } from '../support/harness.js';
 import { startOpenAIUpstream, type UpstreamDouble, type UpstreamReply } from '../support/openai-upstream.js';
 import { finalResponse, openResponsesSocket, socketUrl, turnText, type SocketEvent } from '../support/responses-socket-client.js';
 import { waitFor } from '../support/wait-for.js';
+import { textOf, weatherTool } from '../support/weather-tool.js';
 
 /** The test catalog's prices (test/support/catalog.ts), in nano-USD per million tokens. */
 const PRICES = { input: usdToNanos('1'), cached: usdToNanos('0.5'), output: usdToNanos('4') };
-
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'Current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('');
-}
 
 /** The upstream double's answer, in Chat or Responses terms: a tool call when asked about the weather, then words about its output. */
 function replyTo(body: Record<string, unknown>): UpstreamReply {

@@ -10,20 +10,7 @@ import { testCatalog } from '../support/catalog.js';
 import { engines } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startOpenAIUpstream, type UpstreamDouble, type UpstreamReply } from '../support/openai-upstream.js';
-
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'Current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('');
-}
+import { textOf, weatherTool } from '../support/weather-tool.js';
 
 /** The double answers from the conversation it was sent, so every turn's answer is distinct. */
 function replyTo(body: Record<string, unknown>): UpstreamReply {

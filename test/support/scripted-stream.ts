@@ -9,6 +9,7 @@
  */
 import { countTokens } from 'gpt-tokenizer';
 import type { Answer, ReceivedRequest } from './upstream-double.js';
+import { textOf } from './weather-tool.js';
 
 export interface StreamScript {
   /** Text deltas sent after the first event. */
@@ -32,13 +33,6 @@ export function upstreamInputTokens(request: ReceivedRequest): number {
   const messages = Array.isArray(body.messages) ? body.messages : typeof body.input === 'string' ? [{ content: body.input }] : Array.isArray(body.input) ? body.input : [];
   for (const message of messages as Array<{ content?: unknown }>) texts.push(textOf(message.content));
   return TOKENS_PER_REPLY + texts.reduce((sum, text) => sum + TOKENS_PER_MESSAGE + countTokens(text), 0);
-}
-
-/** The text of a message's content: a string, or parts with `text`. */
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('');
 }
 
 /**
