@@ -3,7 +3,7 @@
  * Changes carry `x-tollgate-console: 1`, which the server requires of every cookie-authenticated
  * change (its CSRF defence). A 401 means the session is over: the app goes back to the login page.
  */
-import type { Account, AdminRole, AdminToken, AuditEntry, Catalog, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, UsageGrouping, UsageReport } from './types';
+import type { Account, AccountUsage, AdminRole, AdminToken, AuditEntry, Catalog, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, UsageGrouping, UsageReport } from './types';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -62,6 +62,12 @@ export interface RequestFilter {
   request_id?: string;
 }
 
+/** A listing's time range (ISO 8601): at or after `from`, before `to`. */
+export interface TimeRange {
+  from?: string;
+  to?: string;
+}
+
 export interface UsageFilter {
   from?: string;
   to?: string;
@@ -91,7 +97,7 @@ export const api = {
   setAccountDisabled: (id: string, disabled: boolean) => call<Account>('POST', admin(`/accounts/${segment(id)}/${disabled ? 'disable' : 'enable'}`)),
   adjustAccount: (id: string, direction: 'credit' | 'debit', amountUsd: string, reason: string) =>
     call<Account>('POST', admin(`/accounts/${segment(id)}/${direction}`), { amount_usd: amountUsd, reason }),
-  ledger: (id: string, cursor?: string) => call<Page<LedgerEntry>>('GET', admin(`/accounts/${segment(id)}/ledger${query({ cursor, limit: 50 })}`)),
+  ledger: (id: string, range: TimeRange, cursor?: string) => call<Page<LedgerEntry>>('GET', admin(`/accounts/${segment(id)}/ledger${query({ ...range, cursor, limit: 50 })}`)),
 
   setLowBalanceThreshold: (id: string, thresholdUsd: string | null) => call<Account>('PATCH', admin(`/accounts/${segment(id)}`), { low_balance_threshold_usd: thresholdUsd }),
 
@@ -107,13 +113,14 @@ export const api = {
   /** The CSV export's address: a plain link, downloaded with the session cookie. */
   requestsCsvUrl: (filter: RequestFilter) => admin(`/requests${query({ ...filter, format: 'csv' })}`),
   usage: (filter: UsageFilter) => call<UsageReport>('GET', admin(`/usage${query({ ...filter })}`)),
+  usageByAccount: (filter: TimeRange & { top: number }) => call<AccountUsage>('GET', admin(`/usage/accounts${query({ ...filter })}`)),
   catalog: () => call<Catalog>('GET', admin('/catalog')),
 
   adminTokens: () => call<{ data: AdminToken[] }>('GET', admin('/admin-tokens')),
   createAdminToken: (role: AdminRole, name: string) => call<AdminToken & { token: string }>('POST', admin('/admin-tokens'), name === '' ? { role } : { role, name }),
   setAdminTokenDisabled: (id: string, disabled: boolean) => call<AdminToken>('POST', admin(`/admin-tokens/${segment(id)}/${disabled ? 'disable' : 'enable'}`)),
 
-  audit: (filter: { target_type?: string; target_id?: string; cursor?: string }) => call<Page<AuditEntry>>('GET', admin(`/audit${query({ ...filter, limit: 50 })}`)),
+  audit: (filter: TimeRange & { target_type?: string; target_id?: string; cursor?: string }) => call<Page<AuditEntry>>('GET', admin(`/audit${query({ ...filter, limit: 50 })}`)),
 
   self: () => call<SelfView>('GET', '/console/api/self'),
   selfModels: () => call<{ data: SelfModel[] }>('GET', '/console/api/self/models'),

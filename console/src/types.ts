@@ -6,6 +6,7 @@
  */
 
 import type {
+  AccountUsageView,
   AccountView,
   AdminTokenView,
   AuditEntryView,
@@ -34,6 +35,7 @@ export type KeyDetails = KeyDetailsView;
 export type RequestLogEntry = RequestLogView;
 export type UsageTotals = UsageTotalsView;
 export type UsageReport = UsageReportView;
+export type AccountUsage = AccountUsageView;
 
 export interface Page<T> {
   data: T[];

@@ -4,10 +4,11 @@
  */
 import { newId } from '../auth/key-secret.js';
 import { formatUsd, MAX_USD_NANOS } from '../billing/money.js';
-import type { AccountCursor, AccountFilter, AccountRecord, LedgerEntry, Page, AccountStore, MoneyStore } from '../store/store.js';
+import type { AccountCursor, AccountFilter, AccountRecord, LedgerEntry, Page, AccountStore, MoneyStore, TimeRange } from '../store/store.js';
 import { AdminError } from './admin-error.js';
 import { auditDraft, type Actor } from './audit.js';
 import { parseUsdAmount } from './input.js';
+import { requireOrderedRange } from './request-log.js';
 import { isUniqueViolation } from './unique-violation.js';
 import { accountView } from './views.js';
 
@@ -115,9 +116,11 @@ export async function setLowBalanceThreshold(store: AccountStore, accountRef: st
   return requireAccount(store, before.id);
 }
 
-export async function listLedgerPage(store: AccountStore & MoneyStore, accountRef: string, page: { limit: number; after?: number }): Promise<Page<LedgerEntry, number>> {
+/** One page of an account's ledger, newest first, in a time range (`from` at or before `to`). */
+export async function listLedgerPage(store: AccountStore & MoneyStore, accountRef: string, range: TimeRange, page: { limit: number; after?: number }): Promise<Page<LedgerEntry, number>> {
+  requireOrderedRange(range.from, range.to);
   const account = await requireAccount(store, accountRef);
-  return store.listLedgerPage(account.id, page);
+  return store.listLedgerPage(account.id, range, page);
 }
 
 

@@ -3,7 +3,8 @@
  * hands the store an `auditDraft`, and the store writes the row in the change's own transaction
  * (a change is never without its row, nor a row without its change); rows are never edited.
  */
-import type { AuditDraft, AuditEntry, Page, AccountStore } from '../store/store.js';
+import type { AuditDraft, AuditEntry, AuditFilter, Page, AccountStore } from '../store/store.js';
+import { requireOrderedRange } from './request-log.js';
 
 /**
  * Who makes a change: an admin token (the admin API, with the token as bearer or through its
@@ -23,10 +24,8 @@ export function auditDraft<T>(actor: Actor, action: string, view: (record: T) =>
   return { adminTokenId: actor.adminTokenId, action, view, ...(details === undefined ? {} : { details }) };
 }
 
-export async function listAudit(
-  store: AccountStore,
-  filter: { targetType?: string; targetId?: string },
-  page: { limit: number; after?: number },
-): Promise<Page<AuditEntry, number>> {
+/** One page of the audit log, newest first, filtered by target and time range (`from` at or before `to`). */
+export async function listAudit(store: AccountStore, filter: AuditFilter, page: { limit: number; after?: number }): Promise<Page<AuditEntry, number>> {
+  requireOrderedRange(filter.from, filter.to);
   return store.listAudit(filter, page);
 }

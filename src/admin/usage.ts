@@ -1,6 +1,6 @@
 /**
  * The usage report, one for the CLI (`tollgate usage`) and the admin API (`/admin/v1/usage`), so
- * the two cannot disagree: per UTC day or hour, model, key or endpoint, over a time range, for one
+ * the two cannot disagree: per UTC day or hour, model, key, account or endpoint, over a time range, for one
  * account or all of them. Requests, tokens, cost and excess come from the ledger (exactly what was
  * billed; `requests` counts charges), errors from the request log (requests that ended with an
  * error code). By endpoint, a charge counts under the surface its hold was opened for (`unknown`
@@ -13,7 +13,7 @@ import { requireOrderedRange } from './request-log.js';
 import type { UsageReport, UsageReportRow, UsageTotals } from './results.js';
 
 /** Every grouping, in the order they are offered (the API's enum, the CLI's choices). */
-export const USAGE_GROUPINGS = ['day', 'hour', 'model', 'key', 'endpoint'] as const satisfies readonly UsageGrouping[];
+export const USAGE_GROUPINGS = ['day', 'hour', 'model', 'key', 'account', 'endpoint'] as const satisfies readonly UsageGrouping[];
 
 export interface UsageFilter {
   /** Account id or name; absent means every account. */
@@ -70,4 +70,57 @@ function sumRows(rows: readonly UsageReportRow[]): UsageTotals {
     total.excessNanos += row.excessNanos;
   }
   return total;
+}
+
+/** The accounts a summary by account names at most (the rest are summed in one row). */
+export const MAX_TOP_ACCOUNTS = 100;
+
+export interface AccountUsageRow extends UsageTotals {
+  accountId: string;
+  name: string;
+}
+
+/**
+ * Usage by account for the console's overview, computed here rather than in the browser so it
+ * holds at any number of accounts: the `top` accounts by spend (then by requests), with their
+ * names; every other account summed in one row; the errors of requests refused before a key was
+ * known (no account) in one more.
+ */
+export interface AccountUsageSummary {
+  from: Date | null;
+  to: Date | null;
+  top: AccountUsageRow[];
+  /** How many accounts `others` sums (0: none left over). */
+  otherAccounts: number;
+  others: UsageTotals;
+  noAccount: UsageTotals;
+  total: UsageTotals;
+}
+
+export async function accountUsageSummary(store: AccountStore & OperationsStore, filter: { from?: Date; to?: Date; top: number }): Promise<AccountUsageSummary> {
+  const report = await usageReport(store, { ...(filter.from === undefined ? {} : { from: filter.from }), ...(filter.to === undefined ? {} : { to: filter.to }), by: 'account' });
+  const accounts = report.rows.filter((row) => row.group !== '').sort(bySpend);
+  const top = Math.min(Math.max(filter.top, 1), MAX_TOP_ACCOUNTS);
+  const shown = accounts.slice(0, top);
+  const records = await Promise.all(shown.map((row) => store.findAccount(row.group)));
+  const rows = shown.map(({ group, ...totals }, index) => ({ accountId: group, name: records[index]?.name ?? group, ...totals }));
+  const rest = accounts.slice(top);
+  const noAccount = report.rows.find((row) => row.group === '');
+  return {
+    from: report.from,
+    to: report.to,
+    top: rows,
+    otherAccounts: rest.length,
+    others: sumRows(rest),
+    noAccount: noAccount === undefined ? emptyTotals() : sumRows([noAccount]),
+    total: report.total,
+  };
+}
+
+/** Highest spend first, then most requests, then by id (a stable order for equal rows). */
+function bySpend(left: UsageReportRow, right: UsageReportRow): number {
+  if (left.costNanos !== right.costNanos) return left.costNanos > right.costNanos ? -1 : 1;
+  if (left.requests !== right.requests) return right.requests - left.requests;
+  if (left.errors !== right.errors) return right.errors - left.errors;
+  return left.group < right.group ? -1 : left.group > right.group ? 1 : 0;
 }

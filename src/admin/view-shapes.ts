@@ -82,6 +82,17 @@ export interface UsageReportView {
   total: UsageTotalsView;
 }
 
+/** Usage by account: the top accounts by spend with their names, the rest summed (admin/usage.ts). */
+export interface AccountUsageView {
+  from: string | null;
+  to: string | null;
+  top: Array<UsageTotalsView & { account_id: string; name: string }>;
+  other_accounts: number;
+  others: UsageTotalsView;
+  no_account: UsageTotalsView;
+  total: UsageTotalsView;
+}
+
 export interface AdminTokenView {
   id: string;
   name: string | null;

@@ -9,9 +9,10 @@ import { csvLine, toCsvValue } from './csv.js';
 import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, RequestLogRecord } from '../store/store.js';
 import { keyStatus } from './key-status.js';
 import type { KeyDetails, UsageReport, UsageReportRow, UsageTotals } from './results.js';
-import type { AccountView, KeyView, KeyDetailsView, UsageTotalsView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
+import type { AccountUsageSummary } from './usage.js';
+import type { AccountUsageView, AccountView, KeyView, KeyDetailsView, UsageTotalsView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
 
-export type { AccountView, KeyView, KeyBudgetView, KeyBudgetUsageView, KeyDetailsView, UsageTotalsView, UsageRowView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
+export type { AccountUsageView, AccountView, KeyView, KeyBudgetView, KeyBudgetUsageView, KeyDetailsView, UsageTotalsView, UsageRowView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
 
 /** The CSV columns of a usage export, after the group's own (named after the grouping). */
 export const USAGE_CSV_COLUMNS = [
@@ -89,6 +90,18 @@ export function usageReportView(report: UsageReport): UsageReportView {
     by: report.by,
     rows: report.rows.map((row: UsageReportRow) => ({ group: row.group, ...usageTotalsView(row) })),
     total: usageTotalsView(report.total),
+  };
+}
+
+export function accountUsageView(summary: AccountUsageSummary): AccountUsageView {
+  return {
+    from: summary.from?.toISOString() ?? null,
+    to: summary.to?.toISOString() ?? null,
+    top: summary.top.map(({ accountId, name, ...totals }) => ({ account_id: accountId, name, ...usageTotalsView(totals) })),
+    other_accounts: summary.otherAccounts,
+    others: usageTotalsView(summary.others),
+    no_account: usageTotalsView(summary.noAccount),
+    total: usageTotalsView(summary.total),
   };
 }
 

@@ -29,7 +29,7 @@ describe('accounts debit, rename, disable, enable (the services the admin API us
         ['credit', 'bonus'],
       ]);
       const audit = await store.listAudit({ targetId: String(created.id) }, { limit: 20 });
-      expect(audit.rows.map((row) => [row.action, row.adminTokenId])).toEqual([
+      expect([...audit.rows].reverse().map((row) => [row.action, row.adminTokenId])).toEqual([
         ['account.create', null],
         ['account.debit', null],
         ['account.credit', null],
@@ -96,7 +96,7 @@ describe('accounts debit, rename, disable, enable (the services the admin API us
     const store = await openStore(cli.databaseUrl, { migrate: false });
     try {
       const audit = await store.listAudit({ targetId: String(created.id) }, { limit: 20 });
-      const changes = audit.rows.filter((row) => row.action === 'account.set_low_balance_threshold');
+      const changes = [...audit.rows].reverse().filter((row) => row.action === 'account.set_low_balance_threshold');
       expect(changes.map((row) => [(row.before as Record<string, unknown>).low_balance_threshold_usd, (row.after as Record<string, unknown>).low_balance_threshold_usd])).toEqual([
         [null, '2.5'],
         ['2.5', '3'],

@@ -88,7 +88,7 @@ describe('keys get, update, rotate, delete (the services the admin API uses)', (
     }
     await withStore(async (store) => {
       const audit = await store.listAudit({ targetType: 'key', targetId: id }, { limit: 20 });
-      expect(audit.rows.map((row) => [row.action, row.adminTokenId])).toEqual([
+      expect([...audit.rows].reverse().map((row) => [row.action, row.adminTokenId])).toEqual([
         ['key.create', null],
         ['key.disable', null],
         ['key.enable', null],

@@ -246,7 +246,7 @@ describe('bad input', () => {
     [['usage', '--account', 'nobody'], /no account with id or name "nobody"/],
     [['usage', '--until', 'tomorrow'], /--until must be an ISO 8601 date/],
     [['usage', '--since', '2025-02-01', '--until', '2025-01-01'], /--since must not be after --until/],
-    [['usage', '--by', 'week'], /argument 'week' is invalid. Allowed choices are day, hour, model, key, endpoint\./],
+    [['usage', '--by', 'week'], /argument 'week' is invalid. Allowed choices are day, hour, model, key, account, endpoint\./],
     [['serve', '--workers', '0'], /--workers must be "auto" or a whole number/],
     [['serve', '--workers', 'many'], /--workers must be "auto" or a whole number/],
     [['accounts', 'create'], /required option '--name <name>' not specified/],

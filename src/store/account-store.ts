@@ -21,6 +21,7 @@ import type {
   ApiKeyRecord,
   AuditDraft,
   AuditEntry,
+  AuditFilter,
   ConsoleSessionRecord,
   KeyChanges,
   KeyCursor,
@@ -289,7 +290,7 @@ export class KyselyAccountStore extends StoreCore implements AccountStore {
     );
   }
 
-  listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>> {
+  listAudit(filter: AuditFilter, page: PageRequest<number>): Promise<Page<AuditEntry, number>> {
     return admin.listAudit(this.db, filter, page);
   }
 

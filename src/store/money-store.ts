@@ -13,7 +13,7 @@ import * as holds from './queries/hold-queries.js';
 import * as keys from './queries/key-queries.js';
 import * as ledger from './queries/ledger-queries.js';
 import { bumpRevision } from './store-core.js';
-import type { AccountRecord, AuditDraft, BudgetWindow, Charge, HoldCheckpoint, KeySpend, LedgerEntry, MoneyStore, NewHold, Page, PageRequest } from './store.js';
+import type { AccountRecord, AuditDraft, BudgetWindow, Charge, HoldCheckpoint, KeySpend, LedgerEntry, MoneyStore, NewHold, Page, PageRequest, TimeRange } from './store.js';
 
 export class KyselyMoneyStore extends KyselyAccountStore implements MoneyStore {
   async openHold(hold: NewHold): Promise<boolean> {
@@ -73,8 +73,8 @@ export class KyselyMoneyStore extends KyselyAccountStore implements MoneyStore {
     return ledger.listLedger(this.db, accountId);
   }
 
-  listLedgerPage(accountId: string, page: PageRequest<number>): Promise<Page<LedgerEntry, number>> {
-    return admin.listLedgerPage(this.db, accountId, page);
+  listLedgerPage(accountId: string, range: TimeRange, page: PageRequest<number>): Promise<Page<LedgerEntry, number>> {
+    return admin.listLedgerPage(this.db, accountId, range, page);
   }
 
   keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend> {

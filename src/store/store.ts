@@ -371,7 +371,19 @@ export interface RequestLogFilter {
  * How usage is grouped: by UTC day or hour of the charge, by model, by key, or by endpoint (the
  * client surface: the charge's from its hold, the logged request's from its route).
  */
-export type UsageGrouping = 'day' | 'hour' | 'model' | 'key' | 'endpoint';
+/** A time range: at or after `from`, before `to`. */
+export interface TimeRange {
+  from?: Date;
+  to?: Date;
+}
+
+/** Which audit entries to read: of one kind of target, of one target, in a time range. */
+export interface AuditFilter extends TimeRange {
+  targetType?: string;
+  targetId?: string;
+}
+
+export type UsageGrouping = 'day' | 'hour' | 'model' | 'key' | 'account' | 'endpoint';
 
 export interface UsageRange {
   accountId?: string;
@@ -448,8 +460,8 @@ export interface MoneyStore extends KeyLookup {
    */
   debit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord | undefined>;
   listLedger(accountId: string): Promise<LedgerEntry[]>;
-  /** One page of an account's ledger, oldest first; the cursor is an entry id. */
-  listLedgerPage(accountId: string, page: PageRequest<number>): Promise<Page<LedgerEntry, number>>;
+  /** One page of an account's ledger in a time range, newest first; the cursor is an entry id. */
+  listLedgerPage(accountId: string, range: TimeRange, page: PageRequest<number>): Promise<Page<LedgerEntry, number>>;
   /** The key's spend in one budget period (zero when it has none there). */
   keySpend(keyId: string, window: BudgetWindow): Promise<KeySpend>;
 }
@@ -512,7 +524,8 @@ export interface AccountStore extends KeyLookup {
    */
   setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean>;
   /** One page of the audit log, oldest first; the cursor is an entry id. */
-  listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>>;
+  /** One page of the audit log, newest first; the cursor is an entry id. */
+  listAudit(filter: AuditFilter, page: PageRequest<number>): Promise<Page<AuditEntry, number>>;
   /** Keeps a web console session, and deletes the sessions that have expired by its `createdAt`. */
   createConsoleSession(session: ConsoleSessionRecord): Promise<void>;
   /** A session by the hash of its id, expired or not: the caller compares `expiresAt`. */

@@ -117,8 +117,9 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
 
     const ledger = page.getByRole('region', { name: 'Ledger' }).locator('tbody tr');
     await eventually(() => ledger.count()).toBe(2);
-    expect(await ledger.nth(0).locator('td').allTextContents()).toEqual([expect.any(String), 'Credit', '+ $10.123456789', '—', 'top-up']);
-    expect(await ledger.nth(1).locator('td').allTextContents()).toEqual([expect.any(String), 'Debit', '− $0.50', '—', 'correction']);
+    // Newest first.
+    expect(await ledger.nth(0).locator('td').allTextContents()).toEqual([expect.any(String), 'Debit', '− $0.50', '—', 'correction']);
+    expect(await ledger.nth(1).locator('td').allTextContents()).toEqual([expect.any(String), 'Credit', '+ $10.123456789', '—', 'top-up']);
     // Times in the browser's zone (New York here), UTC on hover.
     const time = ledger.nth(0).locator('time');
     expect(await time.getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);

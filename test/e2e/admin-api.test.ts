@@ -223,7 +223,7 @@ describe.each(engines)('admin API on %s', (engine) => {
 
       const ledger = await allPages(call, `/accounts/${id}/ledger`, tokens.viewer, 1);
       expect(ledger.pages).toBe(3);
-      expect(ledger.rows.map((row) => [row.kind, row.amount_usd, row.note])).toEqual([
+      expect([...ledger.rows].reverse().map((row) => [row.kind, row.amount_usd, row.note])).toEqual([
         ['credit', '1', 'opening balance'],
         ['credit', '2.5', 'goodwill'],
         ['debit', '3.5', 'refund reversed'],
@@ -367,7 +367,7 @@ describe.each(engines)('admin API on %s', (engine) => {
       await call('PATCH', `/accounts/${id}`, tokens.owner, { low_balance_threshold_usd: '1' });
 
       const audit = await allPages(call, `/audit?target_type=account&target_id=${id}`, tokens.viewer, 2);
-      expect(audit.rows.map((row) => [row.action, row.admin_token_id])).toEqual([
+      expect([...audit.rows].reverse().map((row) => [row.action, row.admin_token_id])).toEqual([
         ['account.create', ids.operator],
         ['account.rename', ids.operator],
         ['account.credit', ids.operator],
@@ -376,7 +376,7 @@ describe.each(engines)('admin API on %s', (engine) => {
         ['account.enable', ids.owner],
         ['account.set_low_balance_threshold', ids.owner],
       ]);
-      const [create, rename, credit, debit, disable] = audit.rows;
+      const [create, rename, credit, debit, disable] = [...audit.rows].reverse();
       expect(create?.before).toBeNull();
       expect(create?.after).toMatchObject({ id, name: `audited-${engine}`, balance_usd: '2' });
       expect(rename?.before).toMatchObject({ name: `audited-${engine}` });
@@ -398,7 +398,7 @@ describe.each(engines)('admin API on %s', (engine) => {
       await call('POST', `/admin-tokens/${String(created.body.id)}/disable`, tokens.owner);
       await call('POST', `/admin-tokens/${String(created.body.id)}/enable`, tokens.owner);
       const rows = (await allPages(call, `/audit?target_type=admin_token&target_id=${String(created.body.id)}`, tokens.viewer, 1)).rows;
-      expect(rows.map((row) => [row.action, row.admin_token_id])).toEqual([
+      expect([...rows].reverse().map((row) => [row.action, row.admin_token_id])).toEqual([
         ['admin_token.create', ids.owner],
         ['admin_token.disable', ids.owner],
         ['admin_token.enable', ids.owner],
@@ -406,7 +406,7 @@ describe.each(engines)('admin API on %s', (engine) => {
       expect(JSON.stringify(rows)).not.toContain(String(created.body.token));
       const whole = await allPages(call, '/audit', tokens.viewer, 7);
       const auditIds = whole.rows.map((row) => Number(row.id));
-      expect(auditIds).toEqual([...auditIds].sort((a, b) => a - b));
+      expect(auditIds).toEqual([...auditIds].sort((a, b) => b - a)); // newest first
       expect(new Set(auditIds).size).toBe(auditIds.length);
     });
   });

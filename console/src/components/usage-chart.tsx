@@ -1,7 +1,9 @@
 /**
  * Usage over time as charts (uPlot: small, no dependencies, canvas drawing, no inline script so the
- * strict Content-Security-Policy holds). uPlot gets numbers for drawing only: the spend axis has no
- * figures, and every amount in text (the totals, the peak, the table) is the API's decimal string.
+ * strict Content-Security-Policy holds). uPlot gets numbers for drawing only: its axis figures are
+ * rounded guides (`$600K`, `1.2M`), the axis as wide as its longest figure, and every amount in text
+ * (the totals, the peak, the table) is the API's decimal string. The chart names its axis figures in
+ * `data-axis-labels` and its width in `data-axis-size` (canvas text is not in the page).
  */
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
@@ -88,6 +90,28 @@ export function UsageCharts({ report, label }: { report: UsageReport; label: str
   );
 }
 
+const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumSignificantDigits: 3 });
+
+/** An axis figure: compact (`600K`, `1.25M`, `0.004`), with `$` for money; blank between whole counts. */
+function axisFigure(tick: number, money: boolean): string {
+  if (!money && !Number.isInteger(tick)) return '';
+  return `${money ? '$' : ''}${compact.format(tick)}`;
+}
+
+const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
+/** Room besides the widest figure: the tick marks and a gap to the plot. */
+const AXIS_PADDING = 18;
+let measuring: CanvasRenderingContext2D | null = null;
+
+/** The width the axis needs for `labels` in CSS pixels. */
+function axisWidth(labels: readonly string[]): number {
+  measuring ??= document.createElement('canvas').getContext('2d');
+  if (measuring === null) return 60;
+  measuring.font = AXIS_FONT;
+  const widest = labels.reduce((most, label) => Math.max(most, measuring?.measureText(label).width ?? 0), 0);
+  return Math.ceil(widest) + AXIS_PADDING;
+}
+
 const BUCKET_SECONDS = { hour: 3_600, day: 86_400 } as const;
 
 /**
@@ -123,7 +147,22 @@ function Chart({ report, metric, label }: { report: UsageReport; metric: Metric;
       legend: { show: false },
       cursor: { show: false },
       scales: { x: { time: true, range: [times[0] ?? 0, times.at(-1) ?? 1] }, y: { range: (_plot, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-      axes: [axis, metric.money ? { ...axis, size: 10, values: () => [] } : { ...axis, size: 50, values: (_plot, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : '')) }],
+      axes: [
+        { ...axis, font: AXIS_FONT },
+        {
+          ...axis,
+          font: AXIS_FONT,
+          values: (_plot, ticks) => ticks.map((tick) => axisFigure(tick, metric.money)),
+          // uPlot asks again once the ticks are known; the axis then fits its widest figure.
+          size: (_plot, values) => {
+            const labels = (values ?? []).filter((label) => label !== '');
+            const size = axisWidth(labels);
+            element.dataset.axisLabels = labels.join(' ');
+            element.dataset.axisSize = String(size);
+            return size;
+          },
+        },
+      ],
       series: [{}, { stroke: accent, width: 2, fill: 'rgba(31,95,191,0.12)', points: { show: times.length <= 31 } }],
     };
     const plot = new uPlot(options, [times, values], element);

@@ -111,6 +111,7 @@ function AdjustForm({ account, onStart, onDone }: FormProps) {
   const { busy, error, setError, attempt } = useAction();
   async function submit(event: Event): Promise<void> {
     event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
     onStart();
     if (!isPositiveUsdAmount(amount)) {
       setError(new Error('Enter an amount in dollars above zero, with at most 9 decimals (like 10 or 0.25).'));
@@ -119,6 +120,9 @@ function AdjustForm({ account, onStart, onDone }: FormProps) {
     await attempt(async () => {
       await api.adjustAccount(account.id, direction, amount.trim(), reason.trim());
       onDone(`${direction === 'credit' ? 'Credited' : 'Debited'} ${formatUsd(amount.trim())} (${reason.trim()}).`);
+      // Emptied for the next adjustment: a reset, so the browser no longer marks the required fields
+      // the person typed into as wrongly filled (red), which they were not.
+      form.reset();
       setAmount('');
       setReason('');
     });

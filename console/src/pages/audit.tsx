@@ -1,10 +1,11 @@
-/** The audit log (owner only in the console): every admin change, who made it, before and after. */
+/** The audit log (owner only in the console), newest first: every admin change, who made it, before and after, by target and time range. */
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api } from '../api';
+import { api, query, type TimeRange } from '../api';
 import { PageHeading } from '../components/heading';
 import { ErrorNotice, Loading } from '../components/notice';
 import { Pager, usePages } from '../components/pager';
+import { RangeFilter } from '../components/range-filter';
 import { TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
 import type { AuditEntry } from '../types';
@@ -14,60 +15,52 @@ export function AuditPage() {
   const location = useLocation();
   const targetType = location.query.target_type ?? '';
   const targetId = location.query.target_id ?? '';
+  const range: TimeRange = { ...(location.query.from ? { from: location.query.from } : {}), ...(location.query.to ? { to: location.query.to } : {}) };
+  const signature = [targetType, targetId, range.from ?? '', range.to ?? ''].join('\u0000');
   return (
     <>
       <PageHeading title="Audit log" />
       <AuditFilter
-        key={`${targetType}\u0000${targetId}`}
+        key={signature}
         targetType={targetType}
         targetId={targetId}
-        onFilter={(type, id) => {
-          const search = new URLSearchParams();
-          if (type !== '') search.set('target_type', type);
-          if (id !== '') search.set('target_id', id);
-          const text = search.toString();
-          location.route(`/console/audit${text === '' ? '' : `?${text}`}`);
+        range={range}
+        onFilter={(type, id, next) => {
+          location.route(`/console/audit${query({ target_type: type || undefined, target_id: id || undefined, from: next.from, to: next.to })}`);
         }}
       />
-      <AuditList key={`${targetType}\u0000${targetId}`} targetType={targetType} targetId={targetId} />
+      <AuditList key={signature} targetType={targetType} targetId={targetId} range={range} />
     </>
   );
 }
 
-function AuditFilter({ targetType, targetId, onFilter }: { targetType: string; targetId: string; onFilter: (type: string, id: string) => void }) {
+function AuditFilter({ targetType, targetId, range, onFilter }: { targetType: string; targetId: string; range: TimeRange; onFilter: (type: string, id: string, range: TimeRange) => void }) {
   const [type, setType] = useState(targetType);
   const [id, setId] = useState(targetId);
   return (
-    <form
-      role="search"
-      class="toolbar"
-      onSubmit={(event) => {
-        event.preventDefault();
-        onFilter(type, id.trim());
-      }}
-    >
+    <RangeFilter id="audit" range={range} onFilter={(next) => onFilter(type, id.trim(), next)}>
       <div class="field">
         <label for="audit-type">Target</label>
         <select id="audit-type" value={type} onChange={(event) => setType(event.currentTarget.value)}>
           <option value="">Any</option>
           <option value="account">Accounts</option>
           <option value="admin_token">Admin tokens</option>
+          <option value="key">Keys</option>
         </select>
       </div>
       <div class="field">
         <label for="audit-id">Target id</label>
         <input id="audit-id" value={id} onInput={(event) => setId(event.currentTarget.value)} />
       </div>
-      <button type="submit">Filter</button>
-    </form>
+    </RangeFilter>
   );
 }
 
-function AuditList({ targetType, targetId }: { targetType: string; targetId: string }) {
+function AuditList({ targetType, targetId, range }: { targetType: string; targetId: string; range: TimeRange }) {
   const pages = usePages();
   const audit = useLoad(
-    () => api.audit({ target_type: targetType === '' ? undefined : targetType, target_id: targetId === '' ? undefined : targetId, cursor: pages.cursor }),
-    [targetType, targetId, pages.cursor],
+    () => api.audit({ target_type: targetType === '' ? undefined : targetType, target_id: targetId === '' ? undefined : targetId, ...range, cursor: pages.cursor }),
+    [targetType, targetId, range.from, range.to, pages.cursor],
   );
   return (
     <section aria-label="Audit entries">
@@ -75,7 +68,7 @@ function AuditList({ targetType, targetId }: { targetType: string; targetId: str
       {audit.data === undefined ? (
         audit.loading ? <Loading what="the audit log" /> : null
       ) : audit.data.data.length === 0 ? (
-        <p>No changes recorded{targetType !== '' || targetId !== '' ? ' for this filter' : ''}.</p>
+        <p>No changes recorded{targetType !== '' || targetId !== '' || range.from !== undefined || range.to !== undefined ? ' for this filter' : ''}.</p>
       ) : (
         <TableWrap label="Audit log">
           <table>

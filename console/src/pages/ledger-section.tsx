@@ -1,7 +1,9 @@
-/** An account's ledger, oldest first as the admin API lists it, page by page. */
-import { api } from '../api';
+/** An account's ledger, newest first as the admin API lists it, page by page, in a time range. */
+import { useState } from 'preact/hooks';
+import { api, type TimeRange } from '../api';
 import { ErrorNotice, Loading } from '../components/notice';
 import { Pager, usePages } from '../components/pager';
+import { RangeFilter } from '../components/range-filter';
 import { TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
 import { Usd } from '../components/usd';
@@ -24,15 +26,24 @@ function sign(kind: LedgerEntry['kind']): '+' | '−' | undefined {
 
 export function LedgerSection({ accountId, version }: { accountId: string; version: number }) {
   const pages = usePages();
-  const ledger = useLoad(() => api.ledger(accountId, pages.cursor), [accountId, pages.cursor, version]);
+  const [range, setRange] = useState<TimeRange>({});
+  const ledger = useLoad(() => api.ledger(accountId, range, pages.cursor), [accountId, range.from, range.to, pages.cursor, version]);
   return (
     <section aria-labelledby="ledger-heading">
       <h2 id="ledger-heading">Ledger</h2>
+      <RangeFilter
+        id="ledger"
+        range={range}
+        onFilter={(next) => {
+          setRange(next);
+          pages.reset();
+        }}
+      />
       <ErrorNotice error={ledger.error} />
       {ledger.data === undefined ? (
         ledger.loading ? <Loading what="the ledger" /> : null
       ) : ledger.data.data.length === 0 ? (
-        <p>No entries yet.</p>
+        <p>{range.from === undefined && range.to === undefined ? 'No entries yet.' : 'No entries in this range.'}</p>
       ) : (
         <TableWrap label="Ledger">
           <table>

@@ -1,7 +1,8 @@
 /**
  * The overview's usage: spend and traffic over time, the last 30 days by model, by endpoint and by
- * account, and the targets out of rotation. The admin API groups usage by key, not account, so the
- * by-account table adds the keys' exact amounts (BigInt nano-USD) per account, from the keys list.
+ * account, and the targets out of rotation. Usage by account is computed by the server
+ * (`/admin/v1/usage/accounts`): the top accounts by spend with their names, every other account
+ * summed in one row, so the table stays the same size at any number of accounts.
  */
 import { api } from '../api';
 import { ErrorNotice, Loading } from '../components/notice';
@@ -11,11 +12,12 @@ import { Usd } from '../components/usd';
 import { UsageSection } from '../components/usage-section';
 import { endpointLabel, isEndpoint } from '../endpoints';
 import { nanosToUsd, usdToNanos } from '../money';
-import type { Key, UsageReport } from '../types';
+import type { AccountUsage, UsageReport, UsageTotals } from '../types';
 import { useLoad } from '../use-load';
 
 const THIRTY_DAYS = 30 * 86_400_000;
-const KEY_PAGES = 5;
+/** The accounts the by-account table names; the rest are one row. */
+const TOP_ACCOUNTS = 10;
 
 export function OverviewUsage() {
   return <UsageSection id="overview-usage" title="Usage" load={(choice) => api.usage(choice)} />;
@@ -31,49 +33,9 @@ interface Totals {
   costNanos: bigint;
 }
 
-async function allKeys(): Promise<Key[]> {
-  const keys: Key[] = [];
-  for (const status of [undefined, 'deleted']) {
-    let cursor: string | undefined;
-    for (let page = 0; page < KEY_PAGES; page += 1) {
-      const answer = await api.keys({ status, cursor });
-      keys.push(...answer.data);
-      if (answer.next_cursor === null) break;
-      cursor = answer.next_cursor;
-    }
-  }
-  return keys;
-}
-
-/** The by-account group of the answers that had no key (account ids are `acct_…`, never this). */
-const NO_KEY = '(no key)';
-
 async function loadBreakdown(): Promise<{ models: Totals[]; endpoints: Totals[]; accounts: Totals[] }> {
   const from = new Date(Date.now() - THIRTY_DAYS).toISOString();
-  const [byModel, byEndpoint, byKey, keys, accounts] = await Promise.all([
-    api.usage({ by: 'model', from }),
-    api.usage({ by: 'endpoint', from }),
-    api.usage({ by: 'key', from }),
-    allKeys(),
-    api.accounts({ limit: 200 }),
-  ]);
-  const accountOfKey = new Map(keys.map((key) => [key.id, key.account_id]));
-  const accountNames = new Map(accounts.data.map((account) => [account.id, account.name]));
-  const perAccount = new Map<string, Totals>();
-  for (const row of byKey.rows) {
-    // The group "" holds the answers refused before a key was known (a 401): no account either.
-    const accountId = row.group === '' ? NO_KEY : (accountOfKey.get(row.group) ?? '');
-    const totals = perAccount.get(accountId) ?? {
-      group: accountId,
-      label: accountId === NO_KEY ? 'No key (refused)' : accountId === '' ? 'Keys not found' : (accountNames.get(accountId) ?? accountId),
-      ...(accountId === '' || accountId === NO_KEY ? {} : { href: `/console/accounts/${encodeURIComponent(accountId)}` }),
-      requests: 0,
-      errors: 0,
-      tokens: 0,
-      costNanos: 0n,
-    };
-    perAccount.set(accountId, add(totals, row));
-  }
+  const [byModel, byEndpoint, byAccount] = await Promise.all([api.usage({ by: 'model', from }), api.usage({ by: 'endpoint', from }), api.usageByAccount({ from, top: TOP_ACCOUNTS })]);
   // The group "" holds the answers refused before a catalog model was named.
   const models = byModel.rows.map((row) => add({ group: row.group, label: row.group === '' ? 'No model (refused)' : row.group, requests: 0, errors: 0, tokens: 0, costNanos: 0n }, row));
   // "" holds the errors of requests to no endpoint (an unknown route's 404); `unknown`, the charges
@@ -84,10 +46,25 @@ async function loadBreakdown(): Promise<{ models: Totals[]; endpoints: Totals[];
     return add({ group: row.group, label: endpointLabel(row.group), ...(href === undefined ? {} : { href }), requests: 0, errors: 0, tokens: 0, costNanos: 0n }, row);
   });
   const bySpend = (left: Totals, right: Totals): number => (left.costNanos > right.costNanos ? -1 : left.costNanos < right.costNanos ? 1 : 0);
-  return { models: models.sort(bySpend), endpoints: endpoints.sort(bySpend), accounts: [...perAccount.values()].sort(bySpend) };
+  return { models: models.sort(bySpend), endpoints: endpoints.sort(bySpend), accounts: accountRows(byAccount) };
 }
 
-function add(totals: Totals, row: UsageReport['rows'][number]): Totals {
+/** The server's order (highest spend first), then the other accounts, then the refusals with no key. */
+function accountRows(usage: AccountUsage): Totals[] {
+  const rows = usage.top.map((row) =>
+    add({ group: row.account_id, label: row.name, href: `/console/accounts/${encodeURIComponent(row.account_id)}`, requests: 0, errors: 0, tokens: 0, costNanos: 0n }, row),
+  );
+  if (usage.other_accounts > 0) {
+    const label = `${usage.other_accounts} other account${usage.other_accounts === 1 ? '' : 's'}`;
+    rows.push(add({ group: ' others', label, href: '/console/accounts', requests: 0, errors: 0, tokens: 0, costNanos: 0n }, usage.others));
+  }
+  if (usage.no_account.requests > 0 || usage.no_account.errors > 0) {
+    rows.push(add({ group: ' no key', label: 'No key (refused)', requests: 0, errors: 0, tokens: 0, costNanos: 0n }, usage.no_account));
+  }
+  return rows;
+}
+
+function add(totals: Totals, row: UsageTotals | UsageReport['rows'][number]): Totals {
   return {
     ...totals,
     requests: totals.requests + row.requests,

@@ -135,10 +135,12 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
             <tbody>
               {list.data.data.map((entry) => (
                 <tr key={entry.id}>
-                  <td data-label="When">
+                  <td data-label="When" class="wraps-words">
                     <Time iso={entry.at} />
                   </td>
-                  <td data-label="Endpoint">{endpointLabel(entry.surface)}</td>
+                  <td data-label="Endpoint" class="wraps-words">
+                    {endpointLabel(entry.surface)}
+                  </td>
                   <td data-label="Model">{entry.model ?? ''}</td>
                   <td data-label="Status" class="wraps-words">
                     {entry.status}
@@ -153,8 +155,8 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
                   <td data-label="Latency" class="number">
                     {entry.latency_ms} ms
                   </td>
-                  <td data-label="Request id" class="wrap breakable">
-                    {detailHref === undefined ? <code>{entry.request_id}</code> : <a href={detailHref(entry)}>{entry.request_id}</a>}
+                  <td data-label="Request id" class="request-id">
+                    {detailHref === undefined ? <code>{entry.request_id}</code> : <a href={detailHref(entry)}><code>{entry.request_id}</code></a>}
                   </td>
                 </tr>
               ))}

@@ -14,6 +14,7 @@ import { accountView, ledgerEntryView } from '../../admin/views.js';
 import { requireRole } from './auth.js';
 import { actorOf, type AdminApp, type AdminRouteDeps } from './context.js';
 import { decodeAccountCursor, decodeIdCursor, encodeAccountCursor, encodeIdCursor } from './cursor.js';
+import { instants, timeRangeQuery } from './requests.js';
 import { accountSchema, errorResponses, errorSchema, ledgerEntrySchema, pageOf, pageQuery, usdAmount } from './schemas.js';
 
 const tags = ['accounts'];
@@ -129,9 +130,10 @@ export function registerAccountRoutes(app: AdminApp, deps: AdminRouteDeps): void
 
   app.get('/accounts/:account/ledger', {
     ...read,
-    schema: { tags, summary: "An account's ledger, oldest first", params: accountParams, querystring: pageQuery, response: { 200: pageOf(ledgerEntrySchema), ...errorResponses } },
+    schema: { tags, summary: "An account's ledger, newest first, in a time range", params: accountParams, querystring: pageQuery.extend(timeRangeQuery), response: { 200: pageOf(ledgerEntrySchema), ...errorResponses } },
   }, async (request) => {
-    const page = await listLedgerPage(store, request.params.account, { limit: request.query.limit, after: decodeIdCursor(request.query.cursor) });
+    const { limit, cursor, from, to } = request.query;
+    const page = await listLedgerPage(store, request.params.account, instants(from, to), { limit, after: decodeIdCursor(cursor) });
     return { data: page.rows.map(ledgerEntryView), has_more: page.next !== undefined, next_cursor: encodeIdCursor(page.next) };
   });
 }

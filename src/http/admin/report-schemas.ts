@@ -71,7 +71,7 @@ export const usageReportSchema = z
         group: z
           .string()
           .describe(
-            `The UTC day or hour (its start), the model id, the key id, or the endpoint (${SURFACE_NAMES}; \`unknown\` for charges billed before endpoints were recorded). \`""\` holds the errors that had no model, key or endpoint.`,
+            `The UTC day or hour (its start), the model id, the key id, the account id, or the endpoint (${SURFACE_NAMES}; \`unknown\` for charges billed before endpoints were recorded). \`""\` holds the errors that had no model, key or endpoint.`,
           ),
         ...usageTotals,
       }),
@@ -79,6 +79,18 @@ export const usageReportSchema = z
     total: z.object(usageTotals),
   })
   .meta({ id: 'UsageReport' });
+
+export const accountUsageSchema = z
+  .object({
+    from: z.string().nullable(),
+    to: z.string().nullable(),
+    top: z.array(z.object({ account_id: z.string(), name: z.string(), ...usageTotals })).describe('The accounts with the highest spend (then the most requests), highest first.'),
+    other_accounts: z.number().int().describe('How many more accounts had usage in the range; `others` sums them.'),
+    others: z.object(usageTotals),
+    no_account: z.object(usageTotals).describe('Requests refused before a key was known (their errors).'),
+    total: z.object(usageTotals),
+  })
+  .meta({ id: 'AccountUsage' });
 
 /** A 200 answer in JSON, or in CSV with `format=csv`. */
 export function jsonOrCsv<T extends z.ZodType>(json: T, csvDescription: string) {

@@ -9,20 +9,25 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { parseIsoDate } from '../../admin/input.js';
 import { exportRequestLogCsv, searchRequestLog, type RequestLogCsvExport, type RequestLogSearch } from '../../admin/request-log.js';
-import { usageReport } from '../../admin/usage.js';
-import { REQUEST_LOG_CSV_COLUMNS, requestLogView, usageCsv, usageReportView } from '../../admin/views.js';
+import { accountUsageSummary, MAX_TOP_ACCOUNTS, usageReport } from '../../admin/usage.js';
+import { accountUsageView, REQUEST_LOG_CSV_COLUMNS, requestLogView, usageCsv, usageReportView } from '../../admin/views.js';
 import type { RequestLogCursor } from '../../store/store.js';
 import { requireRole } from './auth.js';
 import type { AdminApp, AdminRouteDeps } from './context.js';
 import { decodeRequestLogCursor, encodeRequestLogCursor } from './cursor.js';
-import { exportFormat, isoInstant, jsonOrCsv, requestLogEntrySchema, requestLogSurface, usageGrouping, usageReportSchema } from './report-schemas.js';
+import { accountUsageSchema, exportFormat, isoInstant, jsonOrCsv, requestLogEntrySchema, requestLogSurface, usageGrouping, usageReportSchema } from './report-schemas.js';
 import { errorResponses, pageOf, pageQuery } from './schemas.js';
 
 const CSV_TYPE = 'text/csv; charset=utf-8';
 
-const range = {
+/** The time range of a listing's query: `from` inclusive, `to` exclusive. */
+export const timeRangeQuery = {
   from: isoInstant.optional().describe('At or after this time (ISO 8601).'),
   to: isoInstant.optional().describe('Before this time (ISO 8601).'),
+};
+
+const range = {
+  ...timeRangeQuery,
   account: z.string().max(200).optional().describe('Account id or name.'),
 };
 
@@ -83,8 +88,8 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
     ...read,
     schema: {
       tags: ['usage'],
-      summary: 'Requests, tokens, errors and cost per UTC day or hour, model, key or endpoint, over a time range',
-      querystring: z.object({ ...range, by: usageGrouping.default('day').describe('One row per UTC day or hour, model, key or endpoint.'), format: exportFormat }),
+      summary: 'Requests, tokens, errors and cost per UTC day or hour, model, key, account or endpoint, over a time range',
+      querystring: z.object({ ...range, by: usageGrouping.default('day').describe('One row per UTC day or hour, model, key, account or endpoint.'), format: exportFormat }),
       response: { 200: jsonOrCsv(usageReportSchema, 'The group (its column named after `by`), requests, tokens, errors, cost_usd, excess_usd; no total row.'), ...errorResponses },
     },
   }, async (request, reply) => {
@@ -93,6 +98,19 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
     if (format === 'csv') return reply.type(CSV_TYPE).header('content-disposition', `attachment; filename="usage-by-${by}.csv"`).send(usageCsv(view));
     return view;
   });
+
+  app.get('/usage/accounts', {
+    ...read,
+    schema: {
+      tags: ['usage'],
+      summary: 'Usage by account over a time range: the top accounts by spend with their names, every other account summed in one row',
+      querystring: z.object({ ...timeRangeQuery, top: z.coerce.number().int().min(1).max(MAX_TOP_ACCOUNTS).default(10).describe('How many accounts to name.') }),
+      response: { 200: accountUsageSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    const { from, to, top } = request.query;
+    return accountUsageView(await accountUsageSummary(store, { ...instants(from, to), top }));
+  });
 }
 
 function optionalCursor(cursor: string | undefined) {
@@ -100,8 +118,8 @@ function optionalCursor(cursor: string | undefined) {
   return after === undefined ? {} : { after };
 }
 
-/** The same date rules as the CLI's (admin/input.ts). */
-function instants(from: string | undefined, to: string | undefined): { from?: Date; to?: Date } {
+/** `from` and `to` of a query, by the same date rules as the CLI's (admin/input.ts). */
+export function instants(from: string | undefined, to: string | undefined): { from?: Date; to?: Date } {
   return { ...(from === undefined ? {} : { from: parseIsoDate(from, 'from') }), ...(to === undefined ? {} : { to: parseIsoDate(to, 'to') }) };
 }
 

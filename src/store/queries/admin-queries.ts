@@ -11,10 +11,12 @@ import type {
   AccountRecord,
   AdminTokenRecord,
   AuditEntry,
+  AuditFilter,
   LedgerEntry,
   NewAuditEntry,
   Page,
   PageRequest,
+  TimeRange,
 } from '../store.js';
 import { decodeAccount, decodeAdminToken, decodeLedgerEntry, StoreDataError, toDate, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
 
@@ -72,23 +74,25 @@ export async function appendAudit(db: Kysely<Database>, entry: NewAuditEntry, at
   return { ...entry, id: toSafeNumber(row.id, 'audit_log.id'), at };
 }
 
-export async function listAudit(
-  db: Kysely<Database>,
-  filter: { targetType?: string; targetId?: string },
-  page: PageRequest<number>,
-): Promise<Page<AuditEntry, number>> {
+export async function listAudit(db: Kysely<Database>, filter: AuditFilter, page: PageRequest<number>): Promise<Page<AuditEntry, number>> {
   let query = db.selectFrom('audit_log').selectAll();
   if (filter.targetType !== undefined) query = query.where('target_type', '=', filter.targetType);
   if (filter.targetId !== undefined) query = query.where('target_id', '=', filter.targetId);
-  if (page.after !== undefined) query = query.where('id', '>', page.after);
-  const rows = await query.orderBy('id', 'asc').limit(page.limit + 1).execute();
+  if (filter.from !== undefined) query = query.where('at', '>=', BigInt(toEpochMilliseconds(filter.from, 'from')));
+  if (filter.to !== undefined) query = query.where('at', '<', BigInt(toEpochMilliseconds(filter.to, 'to')));
+  // Newest first: ids grow with time, so the id orders and pages the log (a cursor is the last id seen).
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  const rows = await query.orderBy('id', 'desc').limit(page.limit + 1).execute();
   return pageOf(rows.map(decodeAudit), page.limit, (entry) => entry.id);
 }
 
-export async function listLedgerPage(db: Kysely<Database>, accountId: string, page: PageRequest<number>): Promise<Page<LedgerEntry, number>> {
+export async function listLedgerPage(db: Kysely<Database>, accountId: string, range: TimeRange, page: PageRequest<number>): Promise<Page<LedgerEntry, number>> {
   let query = db.selectFrom('ledger').selectAll().where('account_id', '=', accountId);
-  if (page.after !== undefined) query = query.where('id', '>', page.after);
-  const rows = await query.orderBy('id', 'asc').limit(page.limit + 1).execute();
+  if (range.from !== undefined) query = query.where('created_at', '>=', BigInt(toEpochMilliseconds(range.from, 'from')));
+  if (range.to !== undefined) query = query.where('created_at', '<', BigInt(toEpochMilliseconds(range.to, 'to')));
+  // Newest first, as the audit log.
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  const rows = await query.orderBy('id', 'desc').limit(page.limit + 1).execute();
   return pageOf(rows.map(decodeLedgerEntry), page.limit, (entry) => entry.id);
 }
 

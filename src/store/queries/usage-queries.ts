@@ -1,5 +1,5 @@
 /**
- * Usage grouped by UTC day or hour, model, key or endpoint, over a time range: tokens, charges and
+ * Usage grouped by UTC day or hour, model, key, account or endpoint, over a time range: tokens, charges and
  * cost from the ledger (exact, what was billed), and error counts from the request log. Times are epoch
  * milliseconds, so a UTC day or hour starts at a multiple of its length: the bucket is plain
  * integer arithmetic, the same on both engines. Sums are cast back to `bigint` because PostgreSQL
@@ -24,13 +24,14 @@ interface GroupColumns {
   time: string;
   model: string;
   key: string;
+  account: string;
   /** The surface, with what stands for a row that has none. */
   surface: RawBuilder<unknown>;
 }
 
-const LEDGER_COLUMNS: GroupColumns = { time: 'created_at', model: 'model', key: 'key_id', surface: sql`coalesce(${sql.ref('surface')}, ${sql.lit(UNKNOWN_SURFACE)})` };
+const LEDGER_COLUMNS: GroupColumns = { time: 'created_at', model: 'model', key: 'key_id', account: 'account_id', surface: sql`coalesce(${sql.ref('surface')}, ${sql.lit(UNKNOWN_SURFACE)})` };
 // NOT NULL since migration 0007: a request to no endpoint has '' (request-log-queries.ts).
-const REQUEST_LOG_COLUMNS: GroupColumns = { time: 'at', model: 'model', key: 'key_id', surface: sql`${sql.ref('surface')}` };
+const REQUEST_LOG_COLUMNS: GroupColumns = { time: 'at', model: 'model', key: 'key_id', account: 'account_id', surface: sql`${sql.ref('surface')}` };
 
 /** The grouping expression over a table's columns (literals only, no parameters, so it can repeat in GROUP BY). */
 function groupExpression(grouping: UsageGrouping, columns: GroupColumns): RawBuilder<unknown> {
@@ -39,6 +40,8 @@ function groupExpression(grouping: UsageGrouping, columns: GroupColumns): RawBui
       return sql`coalesce(${sql.ref(columns.model)}, '')`;
     case 'key':
       return sql`coalesce(${sql.ref(columns.key)}, '')`;
+    case 'account':
+      return sql`coalesce(${sql.ref(columns.account)}, '')`;
     case 'endpoint':
       return columns.surface;
     case 'day':
