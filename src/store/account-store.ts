@@ -26,6 +26,7 @@ import type {
   KeyCursor,
   KeyFilter,
   KeyWithAccount,
+  NewAuditEntry,
   Page,
   PageRequest,
 } from './store.js';
@@ -287,6 +288,10 @@ export class KyselyAccountStore extends StoreCore implements AccountStore {
         return true;
       }),
     );
+  }
+
+  recordAudit(entry: NewAuditEntry): Promise<AuditEntry> {
+    return admin.appendAudit(this.db, entry, this.now());
   }
 
   listAudit(filter: { targetType?: string; targetId?: string }, page: PageRequest<number>): Promise<Page<AuditEntry, number>> {
