@@ -3,7 +3,7 @@
  * Changes carry `x-tollgate-console: 1`, which the server requires of every cookie-authenticated
  * change (its CSRF defence). A 401 means the session is over: the app goes back to the login page.
  */
-import type { Account, AccountUsage, AdminRole, AdminToken, AuditEntry, Catalog, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, UsageGrouping, UsageReport } from './types';
+import type { Account, AccountUsage, AdminRole, AdminToken, AuditEntry, Catalog, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, TargetTest, UsageGrouping, UsageReport } from './types';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -115,6 +115,7 @@ export const api = {
   usage: (filter: UsageFilter) => call<UsageReport>('GET', admin(`/usage${query({ ...filter })}`)),
   usageByAccount: (filter: TimeRange & { top: number }) => call<AccountUsage>('GET', admin(`/usage/accounts${query({ ...filter })}`)),
   catalog: () => call<Catalog>('GET', admin('/catalog')),
+  testTarget: (model: string, index: number) => call<TargetTest>('POST', admin(`/catalog/models/${segment(model)}/targets/${index}/test`)),
 
   adminTokens: () => call<{ data: AdminToken[] }>('GET', admin('/admin-tokens')),
   createAdminToken: (role: AdminRole, name: string) => call<AdminToken & { token: string }>('POST', admin('/admin-tokens'), name === '' ? { role } : { role, name }),

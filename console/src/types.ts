@@ -78,6 +78,21 @@ export interface CatalogTarget {
   consecutive_failures: number;
 }
 
+/** The result of testing one target (POST …/catalog/models/{model}/targets/{index}/test). */
+export interface TargetTest {
+  model: string;
+  index: number;
+  target: string;
+  status: 'ok' | 'failed';
+  latency_ms: number;
+  first_token_ms: number | null;
+  upstream_status: number | null;
+  error: { kind: string; message: string } | null;
+  usage: { input_tokens: number; cached_input_tokens: number; output_tokens: number; reasoning_tokens: number } | null;
+  text: string;
+  tested_at: string;
+}
+
 /** One key of a provider's pool, by its name (never its secret). */
 export interface UpstreamKey {
   provider: string;
@@ -115,4 +130,6 @@ export interface SelfModel {
   endpoints: string[];
   reasoning_efforts: string[];
   max_output_tokens: number;
+  /** What a request that sets no output cap holds for its output (max_output_tokens at the output price). */
+  output_hold_usd: string;
 }

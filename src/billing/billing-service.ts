@@ -13,7 +13,14 @@ import { KeyBudgetExceededError, type Charge, type KeyBudget, type MoneyStore } 
 import { withMargin, type InputBound } from './input-bounds.js';
 import { budgetWindow } from './key-budget.js';
 import { costOf, costOfUnits, type ModelPrices } from './prices.js';
-import { costOfTokens } from './money.js';
+import { costOfTokens, formatUsd } from './money.js';
+
+/**
+ * The headers a refused hold answers with beside the spec's exact 403 body (docs/wire-protocols.md
+ * §6.3): what the request needed held, and what was left to hold it from, in USD.
+ */
+export const HOLD_NEEDED_HEADER = 'x-tollgate-hold-needed-usd';
+export const BUDGET_LEFT_HEADER = 'x-tollgate-budget-left-usd';
 
 /** An open hold, as returned by `reserve` and passed back to `settle`. */
 export interface Hold {
@@ -40,6 +47,11 @@ export interface BillingServiceDeps {
    * store by default. Its period is taken at this service's `now`.
    */
   keyBudget?: (keyId: string) => Promise<KeyBudget | undefined>;
+  /**
+   * What an account can still hold (its balance less its open holds), read after a refusal to
+   * explain it; absent: the refusal names only the hold it needed.
+   */
+  spendable?: (accountId: string) => Promise<bigint | undefined>;
 }
 
 /** What a settlement billed. */
@@ -60,6 +72,7 @@ export class BillingService {
   private readonly now: () => Date;
   private readonly holdTtlMilliseconds: number;
   private readonly keyBudget: (keyId: string) => Promise<KeyBudget | undefined>;
+  private readonly spendable: ((accountId: string) => Promise<bigint | undefined>) | undefined;
 
   constructor(deps: BillingServiceDeps) {
     if (!Number.isSafeInteger(deps.holdTtlSeconds) || deps.holdTtlSeconds <= 0) {
@@ -71,6 +84,7 @@ export class BillingService {
     this.now = deps.now ?? (() => new Date());
     this.holdTtlMilliseconds = deps.holdTtlSeconds * 1_000;
     this.keyBudget = deps.keyBudget ?? (async (keyId) => (await deps.store.findKey(keyId))?.budget);
+    this.spendable = deps.spendable;
   }
 
   /** The model's input margin and image allowance (what the request body is bounded with). */
@@ -140,11 +154,16 @@ export class BillingService {
         ...(budget === undefined ? {} : { keyBudget: budgetWindow(budget.period, this.now()) }),
       });
     } catch (error) {
-      if (error instanceof KeyBudgetExceededError) throw new GatewayError('key_budget_exceeded');
+      if (error instanceof KeyBudgetExceededError && budget !== undefined) {
+        const window = budgetWindow(budget.period, this.now());
+        const spend = await this.store.keySpend(input.keyId, window);
+        throw new GatewayError('key_budget_exceeded', { headers: refusalHeaders(amountNanos, budget.limitNanos - spend.spentNanos - spend.reservedNanos) });
+      }
+      if (error instanceof KeyBudgetExceededError) throw new GatewayError('key_budget_exceeded', { headers: refusalHeaders(amountNanos, undefined) });
       throw error;
     }
     // A disabled account also lands here: to the client it is a balance it cannot spend.
-    if (!opened) throw new GatewayError('insufficient_balance');
+    if (!opened) throw new GatewayError('insufficient_balance', { headers: refusalHeaders(amountNanos, await this.spendable?.(input.accountId)) });
     return hold;
   }
 
@@ -200,6 +219,16 @@ export class BillingService {
     if (prices === undefined) throw new GatewayError('model_unavailable');
     return prices;
   }
+}
+
+/**
+ * The refusal's explanation: the hold needed, and what was left (never below zero; read just after
+ * the refusal, so a request settling meanwhile may have moved it a little).
+ */
+function refusalHeaders(neededNanos: bigint, leftNanos: bigint | undefined): Record<string, string> {
+  const headers: Record<string, string> = { [HOLD_NEEDED_HEADER]: formatUsd(neededNanos) };
+  if (leftNanos !== undefined) headers[BUDGET_LEFT_HEADER] = formatUsd(leftNanos < 0n ? 0n : leftNanos);
+  return headers;
 }
 
 function isZeroUsage(usage: Usage): boolean {

@@ -117,6 +117,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     now: () => new Date(now()),
     holdTtlSeconds: options.config.billing.hold_ttl_seconds,
     keyBudget: (keyId) => authenticator.keyBudget(keyId),
+    spendable: async (accountId) => {
+      const account = await options.store.findAccount(accountId);
+      // A disabled account has nothing to spend, whatever its balance.
+      return account === undefined ? undefined : account.disabled ? 0n : account.balanceNanos - account.reservedNanos;
+    },
   });
   const holdTtlMs = options.config.billing.hold_ttl_seconds * 1000;
   const holdKeeper = new HoldKeeper({

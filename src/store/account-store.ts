@@ -27,6 +27,7 @@ import type {
   KeyCursor,
   KeyFilter,
   KeyWithAccount,
+  NewAuditEntry,
   Page,
   PageRequest,
 } from './store.js';
@@ -288,6 +289,10 @@ export class KyselyAccountStore extends StoreCore implements AccountStore {
         return true;
       }),
     );
+  }
+
+  recordAudit(entry: NewAuditEntry): Promise<AuditEntry> {
+    return admin.appendAudit(this.db, entry, this.now());
   }
 
   listAudit(filter: AuditFilter, page: PageRequest<number>): Promise<Page<AuditEntry, number>> {

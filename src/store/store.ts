@@ -523,6 +523,11 @@ export interface AccountStore extends KeyLookup {
    * (enabling it again does not bring them back).
    */
   setAdminTokenDisabled(tokenId: string, disabled: boolean, audit?: AuditDraft<AdminTokenRecord>): Promise<boolean>;
+  /**
+   * Appends an audit row for an admin action that changes nothing stored (a target test): the
+   * row is the whole record of it.
+   */
+  recordAudit(entry: NewAuditEntry): Promise<AuditEntry>;
   /** One page of the audit log, oldest first; the cursor is an entry id. */
   /** One page of the audit log, newest first; the cursor is an entry id. */
   listAudit(filter: AuditFilter, page: PageRequest<number>): Promise<Page<AuditEntry, number>>;

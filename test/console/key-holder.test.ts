@@ -71,9 +71,13 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
     await eventually(() => page.locator('tbody tr').count()).toBe(2);
     const rows = await page.locator('tbody tr').evaluateAll((found) => found.map((row) => [...row.children].map((cell) => cell.textContent)));
     expect(rows).toEqual([
-      [`model-5.6${GENERATIVE}`, '$1.00', '$0.50', '$1.00', '$4.00', '—', 'low, medium, high, xhigh, max', '4,096'],
-      [`model-5.6-mini${GENERATIVE}`, '$1.00', '$0.50', '$1.00', '$4.00', '—', '—', '512'],
+      [`model-5.6${GENERATIVE}`, '$1.00', '$0.50', '$1.00', '$4.00', '—', 'low, medium, high, xhigh, max', '4,096', '$0.016384'],
+      [`model-5.6-mini${GENERATIVE}`, '$1.00', '$0.50', '$1.00', '$4.00', '—', '—', '512', '$0.002048'],
     ]);
+    // What a hold may take, next to what it holds: the key's budget ($1.25 a month) is less than the balance.
+    const explained = await page.locator('.hold-explained').innerText();
+    expect(explained).toContain("Left to hold now: $1.25 (your key's budget)");
+    expect(explained).toContain('x-tollgate-hold-needed-usd');
     await screenshots(page, 'key-models');
   });
 

@@ -104,8 +104,8 @@ describe.each(engines)("a key holder's session on %s", (engine) => {
     // disabled-model is on the key's list but not enabled in the catalog: left out, as /v1/models does.
     expect(await response.json()).toEqual({
       data: [
-        { id: 'model-5.6', prices_usd_per_million_tokens: { input: '1', cached_input: '0.5', cache_write: '1', output: '4' }, unit_prices_usd: {}, endpoints: ['/v1/responses', '/v1/chat/completions', '/v1/messages'], reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'], max_output_tokens: 4096 },
-        { id: 'model-5.6-mini', prices_usd_per_million_tokens: { input: '1', cached_input: '0.5', cache_write: '1', output: '4' }, unit_prices_usd: {}, endpoints: ['/v1/responses', '/v1/chat/completions', '/v1/messages'], reasoning_efforts: [], max_output_tokens: 512 },
+        { id: 'model-5.6', prices_usd_per_million_tokens: { input: '1', cached_input: '0.5', cache_write: '1', output: '4' }, unit_prices_usd: {}, endpoints: ['/v1/responses', '/v1/chat/completions', '/v1/messages'], reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'], max_output_tokens: 4096, output_hold_usd: '0.016384' },
+        { id: 'model-5.6-mini', prices_usd_per_million_tokens: { input: '1', cached_input: '0.5', cache_write: '1', output: '4' }, unit_prices_usd: {}, endpoints: ['/v1/responses', '/v1/chat/completions', '/v1/messages'], reasoning_efforts: [], max_output_tokens: 512, output_hold_usd: '0.002048' },
       ],
     });
     const everything = (await (await fetch(`${harness.baseUrl}/console/api/self/models`, { headers: { authorization: `Bearer ${other.secret}` } })).json()) as { data: Array<{ id: string }> };

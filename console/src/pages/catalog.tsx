@@ -1,15 +1,19 @@
 /**
  * The catalog for operators (/admin/v1/catalog): every model with its prices per million tokens,
  * reasoning efforts and targets, and every target's live health as the answering instance sees it;
- * then each pooled upstream key's state, by its name.
+ * then each pooled upstream key's state, by its name. Operators can test each target ("Say OK"
+ * through it alone, billed to nobody) and read the result beside it.
  */
+import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { PageHeading } from '../components/heading';
 import { ErrorNotice, Loading } from '../components/notice';
 import { TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
 import { Usd } from '../components/usd';
-import type { CatalogTarget, UpstreamKey } from '../types';
+import { roleReaches, useAdminSession } from '../session';
+import type { CatalogTarget, TargetTest, UpstreamKey } from '../types';
+import { useAction } from '../use-action';
 import { useLoad } from '../use-load';
 
 function Health({ target }: { target: CatalogTarget | undefined }) {
@@ -21,6 +25,50 @@ function Health({ target }: { target: CatalogTarget | undefined }) {
       <span aria-hidden="true">◌</span> Cooling down{target.cooling_until === null ? '' : ' until '}
       {target.cooling_until === null ? null : <Time iso={target.cooling_until} />} ({target.cause === 'credentials' ? 'provider refused our key' : 'failures in a row'})
     </span>
+  );
+}
+
+function TestResult({ result }: { result: TargetTest }) {
+  const usage = result.usage;
+  return (
+    <div class={`target-test ${result.status === 'ok' ? 'target-test-ok' : 'target-test-failed'}`} role="status">
+      <strong>{result.status === 'ok' ? '✓ OK' : '✕ Failed'}</strong> in {result.latency_ms.toLocaleString('en-US')} ms
+      {result.first_token_ms === null ? '' : `, first token ${result.first_token_ms.toLocaleString('en-US')} ms`}
+      {result.upstream_status === null ? ', no HTTP answer' : `, HTTP ${result.upstream_status}`}
+      {usage === null ? '' : `, ${usage.input_tokens} in / ${usage.output_tokens} out tokens`}
+      {result.error === null ? null : (
+        <span class="target-test-error">
+          {' '}
+          {result.error.kind}: {result.error.message}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** One target of a model: its health, and for operators a Test button with the last result. */
+function TargetRow({ model, index, target, health, canTest }: { model: string; index: number; target: { target: string; priority: number; weight: number }; health: CatalogTarget | undefined; canTest: boolean }) {
+  const action = useAction();
+  const [result, setResult] = useState<TargetTest | null>(null);
+  const test = () =>
+    action.attempt(async () => {
+      setResult(null);
+      setResult(await api.testTarget(model, index));
+    });
+  return (
+    <li>
+      {target.target} ({target.priority}, {target.weight}): <Health target={health} />
+      {canTest ? (
+        <>
+          {' '}
+          <button type="button" class="button-small" onClick={() => void test()} disabled={action.busy} aria-label={`Test ${target.target} of ${model}`}>
+            {action.busy ? 'Testing…' : 'Test'}
+          </button>
+        </>
+      ) : null}
+      {result === null ? null : <TestResult result={result} />}
+      <ErrorNotice error={action.error} />
+    </li>
   );
 }
 
@@ -73,6 +121,8 @@ function UpstreamKeys({ keys }: { keys: UpstreamKey[] }) {
 }
 
 export function CatalogPage() {
+  const session = useAdminSession();
+  const canTest = roleReaches(session.admin_token.role, 'operator');
   const catalog = useLoad(() => api.catalog(), []);
   const data = catalog.data;
   const health = new Map(data?.targets.map((target) => [target.target, target]) ?? []);
@@ -83,6 +133,7 @@ export function CatalogPage() {
         Prices in US dollars per million tokens. Target health is what this gateway instance sees
         {data === undefined ? '' : ', read '}
         {data === undefined ? null : <Time iso={data.observed_at} />}.
+        {canTest ? ' Test sends "Say OK" through that target alone: nobody is billed, and its health is left as it is.' : ''}
       </p>
       <ErrorNotice error={catalog.error} />
       {data === undefined ? (
@@ -120,10 +171,8 @@ export function CatalogPage() {
                     <td data-label="Efforts">{model.reasoning_efforts.length === 0 ? '—' : model.reasoning_efforts.join(', ')}</td>
                     <td data-label="Targets" class="wrap">
                       <ul class="plain">
-                        {model.targets.map((target) => (
-                          <li key={target.target}>
-                            {target.target} ({target.priority}, {target.weight}): <Health target={health.get(target.target)} />
-                          </li>
+                        {model.targets.map((target, index) => (
+                          <TargetRow key={target.target} model={model.id} index={index} target={target} health={health.get(target.target)} canTest={canTest} />
                         ))}
                       </ul>
                     </td>

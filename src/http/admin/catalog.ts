@@ -1,8 +1,9 @@
 /**
- * `/admin/v1/catalog` (read-only): the models with their prices and reasoning efforts, and every
- * target with its live health as the instance that answers sees it (health is kept in memory per
- * process: another instance, or another worker, may see a target differently), and each pooled
- * upstream key's state by its name (docs/architecture.md, "Pools of upstream keys").
+ * `/admin/v1/catalog`: the models with their prices and reasoning efforts, and every target with
+ * its live health as the instance that answers sees it (health is kept in memory per process:
+ * another instance, or another worker, may see a target differently), and each pooled upstream
+ * key's state by its name (docs/architecture.md, "Pools of upstream keys"). And the one action on
+ * it: an operator's test of one target (routing/target-test.ts), audited, billed to nobody.
  */
 import { z } from 'zod';
 import { formatUsd } from '../../billing/money.js';
@@ -10,8 +11,10 @@ import { pricesFromConfig } from '../../billing/prices.js';
 import { unitPricesView } from '../../admin/views.js';
 import { REASONING_EFFORTS, SURFACE_PATHS } from '../../protocol/canonical.js';
 import type { Target } from '../../routing/catalog.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { testTarget, type TargetTestResult } from '../../routing/target-test.js';
 import { requireRole } from './auth.js';
-import type { AdminApp, AdminRouteDeps } from './context.js';
+import { actorOf, type AdminApp, type AdminRouteDeps } from './context.js';
 import { errorResponses } from './schemas.js';
 
 const perMillion = z.string().describe('USD per 1M tokens, decimal.');
@@ -72,6 +75,27 @@ const catalogSchema = z.object({
   upstream_keys: z.array(upstreamKeySchema).describe('The keys of every provider that has a pool (`api_keys`), as the answering instance sees them.'),
   observed_at: z.string().describe('When the answering instance read its target health.'),
 });
+
+const targetTestSchema = z
+  .object({
+    model: z.string(),
+    index: z.number().int().describe('The target\'s place in the model\'s `targets` as `GET /catalog` lists them (priority order, from 0).'),
+    target: z.string().describe('`provider/model`.'),
+    status: z.enum(['ok', 'failed']),
+    latency_ms: z.number().int().describe('From sending the request to the end of the answer (or the failure).'),
+    first_token_ms: z.number().int().nullable().describe('From sending the request to its first output; null when none came.'),
+    upstream_status: z.number().int().nullable().describe('The upstream\'s HTTP status: 200 once it accepted the call, its error status when it refused it; null when it never answered (connection failure, timeout).'),
+    error: z
+      .object({ kind: z.string().describe('`connect`, `timeout`, `status`, `protocol`, `credentials`, or the code of a failure inside the stream.'), message: z.string().describe('As the gateway logs it: no upstream address, no credential.') })
+      .nullable(),
+    usage: z
+      .object({ input_tokens: z.number().int(), cached_input_tokens: z.number().int(), output_tokens: z.number().int(), reasoning_tokens: z.number().int() })
+      .nullable()
+      .describe('What the upstream reported; null when it reported nothing. Nobody is billed for it.'),
+    text: z.string().describe('The answer\'s text (at most 200 characters).'),
+    tested_at: z.string(),
+  })
+  .meta({ id: 'TargetTest' });
 
 export function registerCatalogRoutes(app: AdminApp, deps: AdminRouteDeps): void {
   const prices = pricesFromConfig(deps.config.models);
@@ -136,4 +160,50 @@ export function registerCatalogRoutes(app: AdminApp, deps: AdminRouteDeps): void
       observed_at: new Date(deps.now()).toISOString(),
     };
   });
+
+  app.post('/catalog/models/:model/targets/:index/test', {
+    preValidation: requireRole('operator'),
+    schema: {
+      tags: ['catalog'],
+      summary: 'Test one target of a model: "Say OK" sent through it alone, billed to nobody (operator)',
+      description:
+        "Sends a minimal request (\"Say OK\", at most 16 output tokens) through exactly this target: no failover, the target's own timeouts. Answers whether it worked, how long the answer and its first output took, the upstream's status and error (redacted as the gateway logs it) and the usage it reported. Nobody is billed (no hold, no ledger entry, no request-log row) and the target's health is left as it was. Audited as `target.test`, with its result.",
+      params: z.object({ model: z.string().min(1).max(200), index: z.coerce.number().int().min(0).max(1_000) }),
+      response: { 200: targetTestSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    const model = deps.catalog.get(request.params.model);
+    if (model === undefined) throw new GatewayError('not_found', { message: `No catalog model ${JSON.stringify(request.params.model)}.`, param: 'model' });
+    const target = [...model.targets].sort((a, b) => a.priority - b.priority)[request.params.index];
+    if (target === undefined) throw new GatewayError('not_found', { message: `Model ${model.id} has ${model.targets.length} target(s); there is none at index ${request.params.index}.`, param: 'index' });
+    const testedAt = new Date(deps.now()).toISOString();
+    const result = await testTarget(model, target, { requestId: request.id });
+    const view = targetTestView(model.id, request.params.index, target.label, result, testedAt);
+    await deps.store.recordAudit({
+      adminTokenId: actorOf(request).adminTokenId,
+      action: 'target.test',
+      targetType: 'target',
+      targetId: target.label,
+      before: null,
+      after: { model: view.model, index: view.index, status: view.status, latency_ms: view.latency_ms, first_token_ms: view.first_token_ms, upstream_status: view.upstream_status, error: view.error },
+    });
+    return view;
+  });
+}
+
+function targetTestView(model: string, index: number, target: string, result: TargetTestResult, testedAt: string) {
+  const usage = result.usage;
+  return {
+    model,
+    index,
+    target,
+    status: result.status,
+    latency_ms: result.latencyMs,
+    first_token_ms: result.firstTokenMs,
+    upstream_status: result.upstreamStatus,
+    error: result.error,
+    usage: usage === null ? null : { input_tokens: usage.inputTokens, cached_input_tokens: usage.cachedInputTokens, output_tokens: usage.outputTokens, reasoning_tokens: usage.reasoningTokens },
+    text: result.text,
+    tested_at: testedAt,
+  };
 }

@@ -51,7 +51,7 @@ import { searchRequestLog } from '../../admin/request-log.js';
 import { getKey } from '../../admin/keys.js';
 import { accountView, keyDetailsView, requestLogView, unitPricesView, usageReportView } from '../../admin/views.js';
 import type { Authenticator } from '../../auth/authenticator.js';
-import { formatUsd } from '../../billing/money.js';
+import { costOfTokens, formatUsd } from '../../billing/money.js';
 import { pricesFromConfig } from '../../billing/prices.js';
 import type { ConfigFile } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -130,6 +130,8 @@ export function registerSelfRoutes(app: FastifyInstance, deps: SelfRouteDeps): v
         endpoints: [...model.endpoints].map((endpoint) => SURFACE_PATHS[endpoint]),
         reasoning_efforts: [...model.reasoningEfforts],
         max_output_tokens: model.maxOutputTokens,
+        // What a request without its own output cap (max_tokens, …) holds for output alone.
+        output_hold_usd: formatUsd(costOfTokens(model.maxOutputTokens, price.outputPerMillion)),
       };
     });
     return { data };
