@@ -7,8 +7,7 @@ import { formatUsd, MAX_USD_NANOS } from '../billing/money.js';
 import type { AccountCursor, AccountFilter, AccountRecord, LedgerEntry, Page, AccountStore, MoneyStore, TimeRange } from '../store/store.js';
 import { AdminError } from './admin-error.js';
 import { auditDraft, type Actor } from './audit.js';
-import { parseUsdAmount } from './input.js';
-import { requireOrderedRange } from './request-log.js';
+import { parseUsdAmount, requireOrderedRange } from './input.js';
 import { isUniqueViolation } from './unique-violation.js';
 import { accountView } from './views.js';
 

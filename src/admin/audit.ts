@@ -4,7 +4,7 @@
  * (a change is never without its row, nor a row without its change); rows are never edited.
  */
 import type { AuditDraft, AuditEntry, AuditFilter, Page, AccountStore } from '../store/store.js';
-import { requireOrderedRange } from './request-log.js';
+import { requireOrderedRange } from './input.js';
 
 /**
  * Who makes a change: an admin token (the admin API, with the token as bearer or through its

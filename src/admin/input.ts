@@ -86,3 +86,10 @@ export function requireValidDate(value: Date, field: string): Date {
   if (Number.isNaN(value.getTime())) throw new AdminError('invalid_input', `${field} is not a valid date`);
   return value;
 }
+
+/** A range that ends before it starts is a mistake worth saying, not an empty answer. */
+export function requireOrderedRange(from: Date | undefined, to: Date | undefined, names: readonly [string, string] = ['from', 'to']): void {
+  if (from !== undefined && to !== undefined && from.getTime() > to.getTime()) {
+    throw new AdminError('invalid_input', `${names[0]} must not be after ${names[1]} (got ${from.toISOString()} and ${to.toISOString()})`);
+  }
+}

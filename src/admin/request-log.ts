@@ -5,10 +5,9 @@
  */
 import type { Page, RequestLogCursor, RequestLogFilter, RequestLogRecord, AccountStore, OperationsStore } from '../store/store.js';
 import { requireAccount } from './accounts.js';
-import { AdminError } from './admin-error.js';
 import { csvLine, csvRows } from './csv.js';
 import { inExportTurn } from './export-turns.js';
-import { requireValidDate } from './input.js';
+import { requireOrderedRange, requireValidDate } from './input.js';
 import { REQUEST_LOG_CSV_COLUMNS, requestLogView } from './views.js';
 
 export interface RequestLogSearch {
@@ -100,9 +99,3 @@ async function resolveFilter(store: AccountStore & OperationsStore, search: Requ
   };
 }
 
-/** A range that ends before it starts is a mistake worth saying, not an empty answer. */
-export function requireOrderedRange(from: Date | undefined, to: Date | undefined, names: readonly [string, string] = ['from', 'to']): void {
-  if (from !== undefined && to !== undefined && from.getTime() > to.getTime()) {
-    throw new AdminError('invalid_input', `${names[0]} must not be after ${names[1]} (got ${from.toISOString()} and ${to.toISOString()})`);
-  }
-}

@@ -40,3 +40,25 @@ export interface UsageReport {
   rows: UsageReportRow[];
   total: UsageTotals;
 }
+
+export interface AccountUsageRow extends UsageTotals {
+  accountId: string;
+  name: string;
+}
+
+/**
+ * Usage by account for the console's overview, computed here rather than in the browser so it
+ * holds at any number of accounts: the `top` accounts by spend (then by requests), with their
+ * names; every other account summed in one row; the errors of requests refused before a key was
+ * known (no account) in one more.
+ */
+export interface AccountUsageSummary {
+  from: Date | null;
+  to: Date | null;
+  top: AccountUsageRow[];
+  /** How many accounts `others` sums (0: none left over). */
+  otherAccounts: number;
+  others: UsageTotals;
+  noAccount: UsageTotals;
+  total: UsageTotals;
+}

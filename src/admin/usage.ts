@@ -8,9 +8,8 @@
  */
 import type { AccountStore, OperationsStore, UsageGrouping, UsageGroupRow } from '../store/store.js';
 import { requireAccount } from './accounts.js';
-import { requireValidDate } from './input.js';
-import { requireOrderedRange } from './request-log.js';
-import type { UsageReport, UsageReportRow, UsageTotals } from './results.js';
+import { requireOrderedRange, requireValidDate } from './input.js';
+import type { AccountUsageSummary, UsageReport, UsageReportRow, UsageTotals } from './results.js';
 
 /** Every grouping, in the order they are offered (the API's enum, the CLI's choices). */
 export const USAGE_GROUPINGS = ['day', 'hour', 'model', 'key', 'account', 'endpoint'] as const satisfies readonly UsageGrouping[];
@@ -74,28 +73,6 @@ function sumRows(rows: readonly UsageReportRow[]): UsageTotals {
 
 /** The accounts a summary by account names at most (the rest are summed in one row). */
 export const MAX_TOP_ACCOUNTS = 100;
-
-export interface AccountUsageRow extends UsageTotals {
-  accountId: string;
-  name: string;
-}
-
-/**
- * Usage by account for the console's overview, computed here rather than in the browser so it
- * holds at any number of accounts: the `top` accounts by spend (then by requests), with their
- * names; every other account summed in one row; the errors of requests refused before a key was
- * known (no account) in one more.
- */
-export interface AccountUsageSummary {
-  from: Date | null;
-  to: Date | null;
-  top: AccountUsageRow[];
-  /** How many accounts `others` sums (0: none left over). */
-  otherAccounts: number;
-  others: UsageTotals;
-  noAccount: UsageTotals;
-  total: UsageTotals;
-}
 
 export async function accountUsageSummary(store: AccountStore & OperationsStore, filter: { from?: Date; to?: Date; top: number }): Promise<AccountUsageSummary> {
   const report = await usageReport(store, { ...(filter.from === undefined ? {} : { from: filter.from }), ...(filter.to === undefined ? {} : { to: filter.to }), by: 'account' });

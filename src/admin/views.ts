@@ -8,8 +8,7 @@ import type { ModelPrices } from '../billing/prices.js';
 import { csvLine, toCsvValue } from './csv.js';
 import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, RequestLogRecord } from '../store/store.js';
 import { keyStatus } from './key-status.js';
-import type { KeyDetails, UsageReport, UsageReportRow, UsageTotals } from './results.js';
-import type { AccountUsageSummary } from './usage.js';
+import type { AccountUsageSummary, KeyDetails, UsageReport, UsageReportRow, UsageTotals } from './results.js';
 import type { AccountUsageView, AccountView, KeyView, KeyDetailsView, UsageTotalsView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
 
 export type { AccountUsageView, AccountView, KeyView, KeyBudgetView, KeyBudgetUsageView, KeyDetailsView, UsageTotalsView, UsageRowView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';

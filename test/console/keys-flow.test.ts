@@ -204,7 +204,8 @@ describe.skipIf(missing !== null)('console keys, request log and charts, in Chro
     const row = page.getByRole('region', { name: 'Models' }).locator('tbody tr').filter({ hasText: 'failover-model' });
     await eventually(() => row.count()).toBe(1);
     expect(await row.locator('td').nth(1).textContent()).toBe('$1.00');
-    expect(await row.locator('li').allTextContents()).toEqual(['sim-fail-before/failover-model (0, 1): ● Healthy', 'sim/failover-model (1, 1): ● Healthy']);
+    // Each target with its health, and (for an operator) its Test button.
+    expect(await row.locator('li').allTextContents()).toEqual(['sim-fail-before/failover-model (0, 1): ● Healthy Test', 'sim/failover-model (1, 1): ● Healthy Test']);
     await screenshots(page, 'catalog');
   });
 
@@ -218,7 +219,7 @@ describe.skipIf(missing !== null)('console keys, request log and charts, in Chro
     }
     await page.reload();
     const row = page.getByRole('region', { name: 'Models' }).locator('tbody tr').filter({ hasText: 'broken-model' });
-    await eventually(() => row.locator('li').textContent()).toMatch(/^sim-fail-before\/broken-model \(0, 1\): ◌ Cooling down until .+ \(failures in a row\)$/);
+    await eventually(() => row.locator('li').textContent()).toMatch(/^sim-fail-before\/broken-model \(0, 1\): ◌ Cooling down until .+ \(failures in a row\) Test$/);
     await page.getByRole('link', { name: 'Overview' }).click();
     const out = page.getByRole('region', { name: 'Targets out of rotation' }).locator('tbody tr');
     await eventually(() => out.locator('td').allTextContents()).toEqual(['sim-fail-before/broken-model', '◌ Cooling down', 'Failures in a row', expect.any(String)]);
