@@ -16,6 +16,7 @@ const outcome = (fields: Partial<RequestOutcome> = {}): RequestOutcome => ({
   usage: null,
   costNanos: 0n,
   errorCode: null,
+  toldCode: null,
   ended: Promise.resolve(),
   ...fields,
 });

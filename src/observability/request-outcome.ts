@@ -27,6 +27,11 @@ export interface RequestOutcome {
   /** The gateway error code the answer failed with (also mid-stream), or null. */
   errorCode: GatewayErrorCode | null;
   /**
+   * The code the client read instead, when the failure reached it as the upstream wrote it (a
+   * pass-through's own failure frame or failed response): the upstream's code, or null.
+   */
+  toldCode: string | null;
+  /**
    * Resolves when the handler is done with the answer (its hold settled). Fastify runs no
    * `onResponse` for a client that went away before the end, so readers wait on this then.
    */

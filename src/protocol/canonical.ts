@@ -261,7 +261,12 @@ export type CanonicalEvent =
   | { type: 'usage'; usage: Usage }
   | { type: 'input-usage'; usage: InputUsage }
   | { type: 'finish'; reason: FinishReason }
-  | { type: 'error'; code: string; message: string };
+  /**
+   * The answer failed. `upstreamCode` is the code the upstream's own failure said (OpenAI's
+   * `error.code`, Anthropic's `error.type`), when it said one: what a client reads where the
+   * failure is passed through as the upstream wrote it.
+   */
+  | { type: 'error'; code: string; message: string; upstreamCode?: string };
 
 /**
  * A 400-class problem with the client's request found while decoding it. `param` names the field

@@ -59,6 +59,7 @@ function errorCodeOf(request: FastifyRequest, reply: FastifyReply): string | nul
   if (reply.clientErrorCode !== null) return reply.clientErrorCode;
   const outcome = request.outcome;
   if (outcome === null || outcome.errorCode === null) return null;
+  if (outcome.toldCode !== null) return outcome.toldCode;
   return clientErrorCode(outcome.errorCode, outcome.surface === 'anthropic-messages' ? 'anthropic' : 'openai');
 }
 

@@ -76,6 +76,7 @@ describe.each(engines)('request outcomes on %s', (engine) => {
       usage: { inputTokens: charge!.inputTokens, cachedInputTokens: charge!.cachedInputTokens, outputTokens: charge!.outputTokens, reasoningTokens: charge!.reasoningTokens },
       costNanos: charge!.amountNanos,
       errorCode: null,
+      toldCode: null,
       ended: expect.any(Promise),
     });
     expect(outcome!.firstByteAt!).toBeGreaterThanOrEqual(started);

@@ -157,6 +157,7 @@ export class AnswerLifecycle {
       usage: null,
       costNanos: 0n,
       errorCode: null,
+      toldCode: null,
       ended,
     };
   }
@@ -225,9 +226,16 @@ export class AnswerLifecycle {
     this.#update((outcome) => (outcome.firstByteAt ??= this.#services.now()));
   }
 
-  /** The answer failed with `code` (the first failure is the one kept). */
-  failed(code: GatewayErrorCode): void {
-    this.#update((outcome) => (outcome.errorCode ??= code));
+  /**
+   * The answer failed with `code` (the first failure is the one kept); `told` is the code the
+   * client read, when the upstream's own failure went to it as it was.
+   */
+  failed(code: GatewayErrorCode, told?: string): void {
+    this.#update((outcome) => {
+      if (outcome.errorCode !== null) return;
+      outcome.errorCode = code;
+      if (told !== undefined) outcome.toldCode = told;
+    });
   }
 
   /**

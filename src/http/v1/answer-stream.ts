@@ -166,7 +166,8 @@ class PassthroughRelay implements FrameSink {
     const lifecycle = this.#parts.lifecycle;
     this.#frames.pause();
     // A failure the upstream told in its own protocol (`response.failed`) goes out as it is.
-    if (frame.events.some((event) => event.type === 'error')) lifecycle.failed('upstream_error');
+    const failure = frame.events.find((event) => event.type === 'error');
+    if (failure !== undefined) lifecycle.failed('upstream_error', failure.upstreamCode);
     return lifecycle.conclude(
       () => frame.finalResponse,
       () => {

@@ -142,7 +142,8 @@ async function collectAnswer(opened: OpenedAnswer<false>, meter: UsageMeter, lif
     const { body, text, events } = opened.result;
     for (const event of events) meter.observe(event);
     // A response object that says it failed (status `failed`) goes out as the upstream sent it.
-    if (events.some((event) => event.type === 'error')) lifecycle.failed('upstream_error');
+    const failure = events.find((event) => event.type === 'error');
+    if (failure !== undefined) lifecycle.failed('upstream_error', failure.upstreamCode);
     return lifecycle.conclude(
       () => adapter.passthroughResponse?.(body),
       () => text ?? body,

@@ -310,7 +310,7 @@ describe('passthrough: Responses', () => {
     const result = await provider.passthrough!(responsesCall({ stream: false, body: { model: 'tollgate-mini', input: 'hi' } }));
     expect(result.kind === 'json' && result.events).toEqual([
       { type: 'usage', usage: { inputTokens: 1290, cachedInputTokens: 1024, outputTokens: 145, reasoningTokens: 128 } },
-      { type: 'error', code: 'upstream_error', message: 'failed at [upstream]' },
+      { type: 'error', code: 'upstream_error', message: 'failed at [upstream]', upstreamCode: 'server_error' },
     ]);
   });
 

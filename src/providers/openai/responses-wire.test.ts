@@ -127,7 +127,7 @@ describe('ResponsesEventReader', () => {
     const failed = new ResponsesEventReader();
     expect(failed.read({ type: 'response.failed', response: { status: 'failed', error: { code: 'server_error', message: 'broke' }, usage: { input_tokens: 4, output_tokens: 0 } } })).toEqual([
       { type: 'usage', usage: { inputTokens: 4, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 } },
-      { type: 'error', code: 'upstream_error', message: 'broke' },
+      { type: 'error', code: 'upstream_error', message: 'broke', upstreamCode: 'server_error' },
     ]);
     expect(failed.terminal).toBe(true);
   });

@@ -11,6 +11,7 @@ import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import type { ProviderCall } from '../provider.js';
 import { inBandErrorMessage } from './chat-wire.js';
+import { upstreamCodeOf } from '../shared/error-body.js';
 import { responsesTool } from '../shared/hosted-tools.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 import { NOT_REPORTED, readReportedCount, reportedTokenCount } from '../shared/reported-count.js';
@@ -210,11 +211,11 @@ export class ResponsesEventReader {
       case 'response.failed': {
         const events: CanonicalEvent[] = [];
         if (event.response?.usage) events.push({ type: 'usage', usage: fromResponsesUsage(event.response.usage) });
-        events.push({ type: 'error', code: 'upstream_error', message: inBandErrorMessage(event.response?.error) });
+        events.push({ type: 'error', code: 'upstream_error', message: inBandErrorMessage(event.response?.error), ...upstreamCodeOf(event.response?.error) });
         return events;
       }
       case 'error':
-        return [{ type: 'error', code: 'upstream_error', message: event.message || 'The upstream reported an error.' }];
+        return [{ type: 'error', code: 'upstream_error', message: event.message || 'The upstream reported an error.', ...upstreamCodeOf(event) }];
       default:
         return [];
     }
@@ -279,7 +280,7 @@ export function responsesObjectEvents(body: unknown): CanonicalEvent[] {
     }
   }
   if (response.usage) events.push({ type: 'usage', usage: fromResponsesUsage(response.usage) });
-  if (response.status === 'failed') events.push({ type: 'error', code: 'upstream_error', message: inBandErrorMessage(response.error) });
+  if (response.status === 'failed') events.push({ type: 'error', code: 'upstream_error', message: inBandErrorMessage(response.error), ...upstreamCodeOf(response.error) });
   else events.push({ type: 'finish', reason: toFinishReason(response, callIndex > 0) });
   return events;
 }
@@ -293,7 +294,7 @@ export function responsesObjectMeterEvents(body: Record<string, unknown>): Canon
   const usage = readResponsesUsage(body.usage);
   if (usage === undefined || !isSaneUsage(usage)) return responsesObjectEvents(body);
   const events: CanonicalEvent[] = [{ type: 'usage', usage }];
-  if (body.status === 'failed') events.push({ type: 'error', code: 'upstream_error', message: inBandErrorMessage(body.error) });
+  if (body.status === 'failed') events.push({ type: 'error', code: 'upstream_error', message: inBandErrorMessage(body.error), ...upstreamCodeOf(body.error) });
   return events;
 }
 

@@ -44,3 +44,13 @@ export function errorMessageOf(text: string): string | undefined {
 
 /** The reader for OpenAI-style error bodies: the message only. */
 export const readMessageErrorBody: ErrorBodyReader = (text) => ({ message: errorMessageOf(text) });
+
+/**
+ * The code an in-band failure object names, as the canonical error event's `upstreamCode`: OpenAI's
+ * `error.code` (or `type` without one), Anthropic's `error.type`; nothing when it names none.
+ */
+export function upstreamCodeOf(error: unknown): { upstreamCode?: string } {
+  if (!isRecord(error)) return {};
+  const code = typeof error.code === 'string' && error.code !== '' ? error.code : typeof error.type === 'string' && error.type !== '' && error.type !== 'error' ? error.type : undefined;
+  return code === undefined ? {} : { upstreamCode: code };
+}
