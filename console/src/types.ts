@@ -114,3 +114,21 @@ export interface SelfModel {
   reasoning_efforts: string[];
   max_output_tokens: number;
 }
+
+/** One webhook delivery (the admin API's AlertDelivery, src/http/admin/alerts.ts). */
+export interface AlertDelivery {
+  id: number;
+  event_id: string;
+  type: string;
+  webhook_id: string;
+  destination: { format: string; origin: string } | null;
+  state: 'pending' | 'delivered' | 'abandoned';
+  attempts: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  finished_at: string | null;
+  last_error: string | null;
+  last_http_status: number | null;
+  resend_of: string | null;
+  event: unknown;
+}

@@ -14,7 +14,7 @@ export function registerAuditRoutes(app: AdminApp, deps: AdminRouteDeps): void {
       tags: ['audit'],
       summary: 'Read the audit log: every admin change, who made it, before and after',
       querystring: pageQuery.extend({
-        target_type: z.enum(['account', 'admin_token', 'key']).optional(),
+        target_type: z.enum(['account', 'admin_token', 'key', 'alert_delivery']).optional(),
         target_id: z.string().max(200).optional(),
       }),
       response: { 200: pageOf(auditEntrySchema), ...errorResponses },
