@@ -3,7 +3,7 @@
  * Changes carry `x-tollgate-console: 1`, which the server requires of every cookie-authenticated
  * change (its CSRF defence). A 401 means the session is over: the app goes back to the login page.
  */
-import type { Account, AccountUsage, AdminRole, AdminToken, AuditEntry, Catalog, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, TargetTest, UsageGrouping, UsageReport } from './types';
+import type { Account, AccountUsage, AdminRole, AlertDelivery, AdminToken, AuditEntry, Catalog, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, TargetTest, UsageGrouping, UsageReport } from './types';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -122,6 +122,8 @@ export const api = {
   setAdminTokenDisabled: (id: string, disabled: boolean) => call<AdminToken>('POST', admin(`/admin-tokens/${segment(id)}/${disabled ? 'disable' : 'enable'}`)),
 
   audit: (filter: TimeRange & { target_type?: string; target_id?: string; cursor?: string }) => call<Page<AuditEntry>>('GET', admin(`/audit${query({ ...filter, limit: 50 })}`)),
+  alertDeliveries: (filter: { state?: string; cursor?: string }) => call<Page<AlertDelivery>>('GET', admin(`/alerts/deliveries${query({ ...filter, limit: 50 })}`)),
+  resendAlertDelivery: (id: number) => call<AlertDelivery>('POST', admin(`/alerts/deliveries/${id}/resend`)),
 
   self: () => call<SelfView>('GET', '/console/api/self'),
   selfModels: () => call<{ data: SelfModel[] }>('GET', '/console/api/self/models'),

@@ -10,6 +10,7 @@ import { ErrorNotice, Loading } from './components/notice';
 import { AccountPage } from './pages/account';
 import { AccountsPage } from './pages/accounts';
 import { AdminTokensPage } from './pages/admin-tokens';
+import { AlertDeliveriesPage } from './pages/alert-deliveries';
 import { AuditPage } from './pages/audit';
 import { CatalogPage } from './pages/catalog';
 import { ConnectPage } from './pages/connect';
@@ -72,6 +73,7 @@ function Console() {
             <Route path="/console/requests" component={RequestsPage} />
             <Route path="/console/catalog" component={CatalogPage} />
             <Route path="/console/admin-tokens" component={AdminTokensPage} />
+            <Route path="/console/alerts" component={AlertDeliveriesPage} />
             <Route path="/console/audit" component={AuditPage} />
             <Route default component={NotFoundPage} />
           </Router>

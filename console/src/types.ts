@@ -133,3 +133,21 @@ export interface SelfModel {
   /** What a request that sets no output cap holds for its output (max_output_tokens at the output price). */
   output_hold_usd: string;
 }
+
+/** One webhook delivery (the admin API's AlertDelivery, src/http/admin/alerts.ts). */
+export interface AlertDelivery {
+  id: number;
+  event_id: string;
+  type: string;
+  webhook_id: string;
+  destination: { format: string; origin: string } | null;
+  state: 'pending' | 'delivered' | 'abandoned';
+  attempts: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  finished_at: string | null;
+  last_error: string | null;
+  last_http_status: number | null;
+  resend_of: string | null;
+  event: unknown;
+}

@@ -3,7 +3,7 @@
  * the idempotency id every attempt carries, and one outbox row per webhook subscribed to its type.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { AlertEventType } from '../config/schema.js';
+import type { AlertEventType, WebhookFormat } from '../config/schema.js';
 import type { NewAlertDelivery } from '../store/store.js';
 
 /** A configured webhook, its secret read from the environment at startup. */
@@ -11,7 +11,10 @@ export interface Webhook {
   /** Derived from the URL (see webhookIdOf): how outbox rows name it without storing the URL. */
   id: string;
   url: string;
-  secret: string;
+  /** What the body looks like (chat-payloads.ts); only `generic` is signed. */
+  format: WebhookFormat;
+  /** The signing secret of a `generic` webhook. */
+  secret?: string;
   events: ReadonlySet<AlertEventType>;
 }
 
@@ -22,6 +25,8 @@ export interface AlertEnvelope {
   /** ISO 8601, when the gateway saw the event. */
   created_at: string;
   data: Record<string, unknown>;
+  /** On a resend (POST /admin/v1/alerts/deliveries/{id}/resend): the id of the event sent again. */
+  resend_of?: string;
 }
 
 /**

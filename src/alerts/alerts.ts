@@ -38,9 +38,11 @@ export interface Alerts {
 /** Reads each webhook's secret from the variable it names; a missing one stops the startup. */
 export function resolveWebhooks(config: AlertsConfig, env: Readonly<Record<string, string | undefined>>): Webhook[] {
   return config.webhooks.map((webhook, index) => {
+    const base = { id: webhookIdOf(webhook.url), url: webhook.url, format: webhook.format, events: new Set(webhook.events) };
+    if (webhook.secret_env === undefined) return base;
     const secret = env[webhook.secret_env]?.trim() ?? '';
     if (secret === '') throw new Error(`alerts.webhooks[${index}]: environment variable ${webhook.secret_env} (its signing secret) is not set`);
-    return { id: webhookIdOf(webhook.url), url: webhook.url, secret, events: new Set(webhook.events) };
+    return { ...base, secret };
   });
 }
 

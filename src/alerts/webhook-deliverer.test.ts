@@ -49,7 +49,7 @@ describe('webhook deliverer', () => {
   });
 
   function webhookAt(receiver: Pick<WebhookReceiver, 'url'>, secret = 'whsec-test'): Webhook {
-    return { id: webhookIdOf(receiver.url), url: receiver.url, secret, events: new Set(['target.down'] as const) };
+    return { id: webhookIdOf(receiver.url), url: receiver.url, format: 'generic', secret, events: new Set(['target.down'] as const) };
   }
 
   async function rows(): Promise<AlertDelivery[]> {

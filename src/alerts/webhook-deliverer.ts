@@ -2,7 +2,8 @@
  * Delivers the webhook outbox, in the background of every instance (never on a request's path).
  * Each poll takes the deliveries that are due for this instance's webhooks (the store gives each
  * one to a single instance, with a lease that lets any instance retry it if this one dies), POSTs
- * them signed, and records the outcome: a 2xx is delivered; anything else is tried again after a
+ * them (the envelope signed, or a chat service's message rendered from it: chat-payloads.ts), and
+ * records the outcome: a 2xx is delivered; anything else is tried again after a
  * wait that doubles from `first_retry_ms` up to `max_retry_ms` (each wait randomised by up to
  * half, so that failures do not come back in step), until `max_age_seconds` after the event,
  * when it is given up and logged. Rows are kept a while for the admin API, then pruned.
@@ -11,8 +12,9 @@ import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
 import type { AlertsConfig } from '../config/schema.js';
 import type { AlertDelivery, OperationsStore } from '../store/store.js';
-import { describeWebhook, type Webhook } from './alert-events.js';
-import { signedHeaders } from './webhook-signature.js';
+import { describeWebhook, type AlertEnvelope, type Webhook } from './alert-events.js';
+import { renderAlertBody } from './chat-payloads.js';
+import { plainHeaders, signedHeaders } from './webhook-signature.js';
 
 /** Deliveries one poll takes at most (they are posted in parallel). */
 const BATCH_SIZE = 20;
@@ -87,7 +89,9 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     if (webhook === undefined) return;
     const maxAgeMs = delivery.max_age_seconds * 1000;
     if (now() - row.createdAt.getTime() > maxAgeMs) {
-      await giveUp(row, webhook, 'older than alerts.delivery.max_age_seconds before it could be sent');
+      // The last attempt's failure is kept (the admin API reads its HTTP status from it).
+      const tooOld = 'older than alerts.delivery.max_age_seconds before it could be sent';
+      await giveUp(row, webhook, row.lastError === null ? tooOld : `${row.lastError}; then ${tooOld}`);
       return;
     }
     const error = await post(webhook, row);
@@ -110,10 +114,11 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
   async function post(webhook: Webhook, row: AlertDelivery): Promise<string | undefined> {
     const signal = AbortSignal.any([stopping.signal, AbortSignal.timeout(delivery.timeout_ms)]);
     try {
+      const body = renderAlertBody(webhook.format, JSON.parse(row.body) as AlertEnvelope, row.body);
       const answer = await request(webhook.url, {
         method: 'POST',
-        headers: signedHeaders(webhook.secret, row.eventId, row.body, new Date(now())),
-        body: row.body,
+        headers: webhook.secret === undefined ? plainHeaders(row.eventId) : signedHeaders(webhook.secret, row.eventId, body, new Date(now())),
+        body,
         dispatcher: agent,
         signal,
         headersTimeout: delivery.timeout_ms,

@@ -29,3 +29,8 @@ export function signedHeaders(secret: string, eventId: string, body: string, now
     [WEBHOOK_HEADERS.signature]: `v1=${webhookSignature(secret, timestamp, body)}`,
   };
 }
+
+/** The headers of an attempt to a chat webhook (unsigned: its URL is its secret). */
+export function plainHeaders(eventId: string): Record<string, string> {
+  return { 'content-type': 'application/json', 'user-agent': 'tollgate-webhooks/1', [WEBHOOK_HEADERS.eventId]: eventId };
+}

@@ -38,13 +38,21 @@ describe('config', () => {
         webhooks: [],
         check_ms: 5_000,
         delivery: { poll_ms: 1_000, timeout_ms: 10_000, first_retry_ms: 5_000, max_retry_ms: 600_000, max_age_seconds: 86_400 },
+        spend_report: { every: 'day', top: 10 },
       });
     });
 
     it('reads webhooks with their events', () => {
       const config = parseConfig({ ...base, alerts: { webhooks: [hook], delivery: { first_retry_ms: 100 } } });
-      expect(config.alerts.webhooks).toEqual([hook]);
+      expect(config.alerts.webhooks).toEqual([{ ...hook, format: 'generic' }]);
       expect(config.alerts.delivery).toMatchObject({ first_retry_ms: 100, max_retry_ms: 600_000 });
+    });
+
+    it('reads chat webhooks without a secret, and slow_answer thresholds', () => {
+      const slack = { url: 'https://hooks.slack.com/services/T/B/X', format: 'slack', events: ['slow_answer'] };
+      const config = parseConfig({ ...base, alerts: { webhooks: [slack], slow_answer: { first_token_ms: 5_000 } } });
+      expect(config.alerts.webhooks).toEqual([slack]);
+      expect(config.alerts.slow_answer).toEqual({ first_token_ms: 5_000, rearm_seconds: 600 });
     });
 
     it.each([
@@ -56,6 +64,13 @@ describe('config', () => {
       [{ webhooks: [{ ...hook, events: ['balance.low', 'balance.low'] }] }, /event types must not repeat/],
       [{ webhooks: [{ ...hook, events: ['balance.gone'] }] }, /alerts\.webhooks\[0\]\.events\[0\]/],
       [{ webhooks: [hook, { ...hook, events: ['target.up'] }] }, /alerts\.webhooks\[1\]\.url: duplicate webhook URL/],
+      [{ webhooks: [{ url: hook.url, events: ['target.up'] }] }, /alerts\.webhooks\[0\]\.secret_env: a generic webhook needs secret_env/],
+      [{ webhooks: [{ ...hook, format: 'mattermost' }] }, /alerts\.webhooks\[0\]\.format/],
+      [{ webhooks: [{ ...hook, events: ['slow_answer'] }] }, /alerts\.slow_answer: a webhook receives slow_answer/],
+      [{ slow_answer: { rearm_seconds: 60 } }, /alerts\.slow_answer: set first_token_ms, duration_ms or both/],
+      [{ slow_answer: { duration_ms: 0 } }, /alerts\.slow_answer\.duration_ms/],
+      [{ spend_report: { every: 'month' } }, /alerts\.spend_report\.every/],
+      [{ spend_report: { top: 0 } }, /alerts\.spend_report\.top/],
       [{ check_ms: 10 }, /alerts\.check_ms/],
       [{ delivery: { first_retry_ms: 2_000, max_retry_ms: 1_000 } }, /alerts\.delivery\.first_retry_ms: first_retry_ms must not exceed max_retry_ms/],
       [{ delivery: { timeout_ms: 0 } }, /alerts\.delivery\.timeout_ms/],

@@ -362,22 +362,63 @@ const modelSchema = z
   .strict();
 
 /** What an alert webhook can be sent (README, "Alerts"). */
-export const ALERT_EVENT_TYPES = ['balance.low', 'key_budget.80', 'key_budget.100', 'target.down', 'target.up', 'upstream_key.refused'] as const;
+export const ALERT_EVENT_TYPES = ['balance.low', 'key_budget.80', 'key_budget.100', 'target.down', 'target.up', 'upstream_key.refused', 'slow_answer', 'spend.report'] as const;
 export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
+
+/**
+ * What a webhook's body looks like: `generic` is Tollgate's signed JSON envelope; the others are
+ * the incoming-webhook messages of Slack, Discord and Microsoft Teams (alerts/chat-payloads.ts).
+ */
+export const WEBHOOK_FORMATS = ['generic', 'slack', 'discord', 'teams'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
 const webhook = z
   .object({
     /** Where events are POSTed (JSON). */
     url: z.url({ protocol: /^https?$/ }),
-    /** Name of the environment variable holding the signing secret (never the secret itself). */
-    secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
+    /** The body's shape: Tollgate's signed envelope (default), or a chat service's incoming-webhook message. */
+    format: z.enum(WEBHOOK_FORMATS).default('generic'),
+    /**
+     * Name of the environment variable holding the signing secret (never the secret itself);
+     * required for `generic`, not used by the chat formats (their URL is their secret).
+     */
+    secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
     /** The event types this webhook receives. */
     events: z
       .array(z.enum(ALERT_EVENT_TYPES))
       .min(1)
       .refine((events) => new Set(events).size === events.length, 'event types must not repeat'),
   })
+  .strict()
+  .refine((webhook) => webhook.format !== 'generic' || webhook.secret_env !== undefined, {
+    message: 'a generic webhook needs secret_env (the variable holding its signing secret)',
+    path: ['secret_env'],
+  });
+
+/**
+ * `spend.report` (alerts/spend-report-checker.ts): after each UTC day (or each week, from Monday
+ * 00:00 UTC), the period's spend in total and by account, the `top` spenders named.
+ */
+const spendReport = z
+  .object({
+    every: z.enum(['day', 'week']).default('day'),
+    top: z.number().int().min(1).max(100).default(10),
+  })
   .strict();
+
+/**
+ * `slow_answer` (alerts/slow-answers.ts): an answer of a model whose first byte came later than
+ * `first_token_ms`, or that took longer than `duration_ms` in all; one alert per slow period of a
+ * model, the period ending once `rearm_seconds` pass without a slow answer.
+ */
+const slowAnswer = z
+  .object({
+    first_token_ms: z.number().int().positive().optional(),
+    duration_ms: z.number().int().positive().optional(),
+    rearm_seconds: z.number().int().positive().default(600),
+  })
+  .strict()
+  .refine((slow) => slow.first_token_ms !== undefined || slow.duration_ms !== undefined, 'set first_token_ms, duration_ms or both');
 
 const DEFAULT_ALERT_DELIVERY = {
   poll_ms: 1_000,
@@ -395,6 +436,10 @@ const DEFAULT_ALERT_DELIVERY = {
 const alerts = z
   .object({
     webhooks: z.array(webhook).default([]),
+    /** Thresholds of the `slow_answer` event (required when a webhook receives it). */
+    slow_answer: slowAnswer.optional(),
+    /** The period and length of the `spend.report` event (a day and the top 10 when absent). */
+    spend_report: spendReport.default({ every: 'day', top: 10 }),
     /** How often the background checkers look for crossings (low balances). */
     check_ms: z.number().int().min(50).default(5_000),
     delivery: z
@@ -418,7 +463,11 @@ const alerts = z
       .default(DEFAULT_ALERT_DELIVERY),
   })
   .strict()
-  .default({ webhooks: [], check_ms: 5_000, delivery: DEFAULT_ALERT_DELIVERY });
+  .refine((alerts) => alerts.slow_answer !== undefined || !alerts.webhooks.some((webhook) => webhook.events.includes('slow_answer')), {
+    message: 'a webhook receives slow_answer: set alerts.slow_answer (its thresholds)',
+    path: ['slow_answer'],
+  })
+  .default({ webhooks: [], check_ms: 5_000, delivery: DEFAULT_ALERT_DELIVERY, spend_report: { every: 'day', top: 10 } });
 
 /**
  * What a gateway should give a client, not Node's defaults (60 s for headers, no limit for the

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ConfigFile } from '../config/schema.js';
-import type { OperationsStore } from '../store/store.js';
+import type { OperationsStore, RequestLogEntry } from '../store/store.js';
 import { capUtf8, requestLogEntry, type CapturedBodies } from './entry.js';
 import { RequestLogRetention } from './retention.js';
 import { RequestLogWriter, type RequestLogWriterOptions } from './writer.js';
@@ -22,6 +22,8 @@ export interface RequestLogOptions {
   /** How often expired rows are looked for (the first pass runs soon after start). */
   pruneIntervalMs?: number;
   writer?: Omit<RequestLogWriterOptions, 'write' | 'onDrop' | 'onError' | 'onRecovered'>;
+  /** Shown each row as it is recorded (the `slow_answer` alert watches them); must not throw. */
+  observe?: (entry: RequestLogEntry) => void;
 }
 
 export interface RequestLog {
@@ -80,7 +82,9 @@ export function createRequestLog(options: RequestLogOptions): RequestLog {
     register(app) {
       const record = (request: FastifyRequest, reply: FastifyReply, status?: number) => {
         const entry = requestLogEntry(request, reply, options.now(), bodiesOf(request), status);
-        if (entry !== undefined) writer.record(entry);
+        if (entry === undefined) return;
+        writer.record(entry);
+        options.observe?.(entry);
       };
       if (bodyLimits.size > 0) {
         // Only when some model keeps bodies: a JSON answer as sent (a stream's is not kept).

@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import { createAlerts, type Alerts } from '../alerts/alerts.js';
 import { createKeyBudgetChecker } from '../alerts/key-budget-checker.js';
 import { createLowBalanceChecker } from '../alerts/low-balance-checker.js';
+import { watchSlowAnswers } from '../alerts/slow-answers.js';
+import { createSpendReportChecker } from '../alerts/spend-report-checker.js';
 import { publishHealthChange } from '../alerts/target-events.js';
 import { publishKeyRefused } from '../alerts/upstream-key-events.js';
 import { Authenticator } from '../auth/authenticator.js';
@@ -82,7 +84,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     env: options.env ?? process.env,
     logger: options.logger,
     now,
-    checkers: [createLowBalanceChecker(options.store), createKeyBudgetChecker(options.store)],
+    checkers: [createLowBalanceChecker(options.store), createKeyBudgetChecker(options.store), createSpendReportChecker(options.store, options.config.alerts.spend_report)],
   });
   const providers = createProviders(options.config.providers, options.env ?? process.env);
   const sealer = sealerFromEnv(options.env ?? process.env, options.logger);
@@ -145,7 +147,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     maxAgeMs: options.config.billing.hold_ttl_seconds * 1000,
   });
   const requestLog = options.config.log.enabled
-    ? createRequestLog({ config: options.config, store: options.store, logger: options.logger, registry: metrics.registry, now, ...options.requestLog })
+    ? createRequestLog({ config: options.config, store: options.store, logger: options.logger, registry: metrics.registry, now, observe: watchSlowAnswers(alerts, options.config.alerts, now), ...options.requestLog })
     : undefined;
   const app = buildApp(appParts({ options, now, catalog, router, billing, holdKeeper, authenticator, inFlight, settleRetrier, metrics, requestLog, sealer }));
   const adminServer = options.adminListener === true ? createAdminServer(app, options.config.limits) : undefined;

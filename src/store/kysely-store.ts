@@ -17,6 +17,8 @@ import type {
   AlertDelivery,
   AlertDeliveryOutcome,
   AlertDeliveryState,
+  AlertResend,
+  SpendReport,
   BudgetWindow,
   ErrorCountRow,
   InstanceRecord,
@@ -96,6 +98,10 @@ export class KyselyStore extends KyselyMoneyStore implements Store {
     return keys.keyBudgetLevels(this.db, current, limit);
   }
 
+  spendReport(range: { from: Date; to: Date }, top: number): Promise<SpendReport> {
+    return alerts.spendReport(this.db, range, top);
+  }
+
   claimAlert(claim: AlertClaim, deliveries: readonly NewAlertDelivery[]): Promise<boolean> {
     return alerts.claimAlert(this.transact, claim, deliveries, this.now());
   }
@@ -118,6 +124,10 @@ export class KyselyStore extends KyselyMoneyStore implements Store {
 
   listAlertDeliveries(filter: { state?: AlertDeliveryState }, page: PageRequest<number>): Promise<Page<AlertDelivery, number>> {
     return alerts.listAlertDeliveries(this.db, filter, page);
+  }
+
+  resendAlertDelivery(resend: AlertResend): Promise<AlertDelivery | undefined> {
+    return alerts.resendAlertDelivery(this.transact, resend, this.now());
   }
 
   pruneAlertDeliveries(before: Date, limit: number): Promise<number> {

@@ -582,6 +582,8 @@ export interface OperationsStore {
    * at least 80% of their budget and that have not yet been alerted at every level they reached.
    */
   keyBudgetLevels(current: readonly BudgetWindow[], limit: number): Promise<KeyBudgetLevel[]>;
+  /** Charges in `[from, to)`: the total, and the `top` accounts by spend (most first, then by id). */
+  spendReport(range: { from: Date; to: Date }, top: number): Promise<SpendReport>;
   /**
    * Claims a condition and queues its deliveries in one transaction. Returns false, queuing
    * nothing, when the claim is held already (another instance saw the same crossing first).
@@ -601,6 +603,11 @@ export interface OperationsStore {
   finishAlertDelivery(id: number, outcome: AlertDeliveryOutcome): Promise<void>;
   /** Deliveries, newest first; the cursor is a delivery id. */
   listAlertDeliveries(filter: { state?: AlertDeliveryState }, page: PageRequest<number>): Promise<Page<AlertDelivery, number>>;
+  /**
+   * Queues a delivery again, as a new row with a new event id (`resend_of` in its envelope names
+   * the first), audited in the same transaction; undefined when there is no delivery `id`.
+   */
+  resendAlertDelivery(resend: AlertResend): Promise<AlertDelivery | undefined>;
   /** Deletes up to `limit` deliveries created before `before`, whatever their state; returns how many. */
   pruneAlertDeliveries(before: Date, limit: number): Promise<number>;
 }
@@ -634,6 +641,23 @@ export interface AlertDelivery extends NewAlertDelivery {
   nextAttemptAt: Date;
   finishedAt: Date | null;
   lastError: string | null;
+}
+
+export interface SpendReport {
+  totalNanos: bigint;
+  requests: number;
+  /** Accounts with a charge in the period. */
+  accounts: number;
+  top: Array<{ accountId: string; accountName: string; costNanos: bigint; requests: number }>;
+}
+
+export interface AlertResend {
+  /** The delivery sent again. */
+  id: number;
+  /** The new row's event id. */
+  eventId: string;
+  /** Who asked (null: the CLI). */
+  adminTokenId: string | null;
 }
 
 export type AlertDeliveryOutcome =

@@ -5,11 +5,11 @@
  * on its next attempt time, so two deliverers never post the same attempt.
  */
 import { sql, type Kysely } from 'kysely';
-import { pageOf } from './admin-queries.js';
+import { appendAudit, pageOf } from './admin-queries.js';
 import type { Transact } from '../engine.js';
 import { StoreDataError, toBigInt, toDate, toEpochMilliseconds, toNullableDate, toNullableText, toSafeNumber, toText } from './row-decoding.js';
 import type { Database } from '../schema.js';
-import type { AlertClaim, AlertDelivery, AlertDeliveryOutcome, AlertDeliveryState, LowBalanceCrossing, NewAlertDelivery, Page, PageRequest } from '../store.js';
+import type { AlertClaim, AlertDelivery, AlertDeliveryOutcome, AlertDeliveryState, AlertResend, LowBalanceCrossing, NewAlertDelivery, Page, PageRequest, SpendReport } from '../store.js';
 
 export const LOW_BALANCE_KIND = 'balance.low';
 /** Longest `last_error` kept: enough to read, never a whole answer body. */
@@ -56,6 +56,40 @@ export async function lowBalanceCrossings(db: Kysely<Database>, limit: number): 
     thresholdNanos: toBigInt(row.low_balance_threshold_nanos, 'accounts.low_balance_threshold_nanos'),
     direction: row.claimed_at === null ? 'below' : 'recovered',
   }));
+}
+
+/** The charges of a period: two grouped reads of the ledger (by its time index), the top accounts named. */
+export async function spendReport(db: Kysely<Database>, range: { from: Date; to: Date }, top: number): Promise<SpendReport> {
+  const from = BigInt(toEpochMilliseconds(range.from, 'from'));
+  const to = BigInt(toEpochMilliseconds(range.to, 'to'));
+  const charges = db.selectFrom('ledger').where('ledger.kind', '=', 'charge').where('ledger.created_at', '>=', from).where('ledger.created_at', '<', to);
+  const total = await charges
+    .select([
+      sql<bigint>`cast(coalesce(sum(ledger.amount_nanos), 0) as bigint)`.as('cost_nanos'),
+      sql<bigint>`cast(count(*) as bigint)`.as('requests'),
+      sql<bigint>`cast(count(distinct ledger.account_id) as bigint)`.as('accounts'),
+    ])
+    .executeTakeFirstOrThrow();
+  const cost = sql<bigint>`cast(sum(ledger.amount_nanos) as bigint)`;
+  const rows = await charges
+    .innerJoin('accounts', 'accounts.id', 'ledger.account_id')
+    .select(['ledger.account_id', 'accounts.name', cost.as('cost_nanos'), sql<bigint>`cast(count(*) as bigint)`.as('requests')])
+    .groupBy(['ledger.account_id', 'accounts.name'])
+    .orderBy(cost, 'desc')
+    .orderBy('ledger.account_id')
+    .limit(top)
+    .execute();
+  return {
+    totalNanos: toBigInt(total.cost_nanos, 'spend.cost_nanos'),
+    requests: toSafeNumber(total.requests, 'spend.requests'),
+    accounts: toSafeNumber(total.accounts, 'spend.accounts'),
+    top: rows.map((row) => ({
+      accountId: toText(row.account_id, 'ledger.account_id'),
+      accountName: toText(row.name, 'accounts.name'),
+      costNanos: toBigInt(row.cost_nanos, 'spend.cost_nanos'),
+      requests: toSafeNumber(row.requests, 'spend.requests'),
+    })),
+  };
 }
 
 /** Inserts the claim; only the transaction that inserted it queues the deliveries. */
@@ -157,6 +191,37 @@ export async function listAlertDeliveries(
   if (page.after !== undefined) query = query.where('id', '<', page.after);
   const rows = await query.orderBy('id', 'desc').limit(page.limit + 1).execute();
   return pageOf(rows.map(decodeAlertDelivery), page.limit, (delivery) => delivery.id);
+}
+
+/**
+ * Queues a delivery again as a new outbox row (the original keeps its history): a new event id,
+ * so a receiver that dropped the first as a repeat takes this one, the envelope's `resend_of`
+ * naming the first, and the audit row in the same transaction. Undefined when no such delivery.
+ */
+export async function resendAlertDelivery(transact: Transact, resend: AlertResend, now: Date): Promise<AlertDelivery | undefined> {
+  return transact(async (transaction) => {
+    const row = await transaction.selectFrom('alert_outbox').selectAll().where('id', '=', resend.id).executeTakeFirst();
+    if (row === undefined) return undefined;
+    const original = decodeAlertDelivery(row);
+    const envelope = JSON.parse(original.body) as Record<string, unknown>;
+    const body = JSON.stringify({ ...envelope, id: resend.eventId, resend_of: original.eventId });
+    await enqueueAlertDeliveries(transaction, [{ eventId: resend.eventId, eventType: original.eventType, webhookId: original.webhookId, body, createdAt: now }]);
+    const created = await transaction.selectFrom('alert_outbox').selectAll().where('event_id', '=', resend.eventId).where('webhook_id', '=', original.webhookId).executeTakeFirstOrThrow();
+    const copy = decodeAlertDelivery(created);
+    await appendAudit(
+      transaction,
+      {
+        adminTokenId: resend.adminTokenId,
+        action: 'alert_delivery.resend',
+        targetType: 'alert_delivery',
+        targetId: String(original.id),
+        before: { id: original.id, event_id: original.eventId, type: original.eventType, webhook_id: original.webhookId, state: original.state, attempts: original.attempts },
+        after: { id: copy.id, event_id: copy.eventId, type: copy.eventType, webhook_id: copy.webhookId, state: copy.state, resend_of: original.eventId },
+      },
+      now,
+    );
+    return copy;
+  });
 }
 
 export async function pruneAlertDeliveries(db: Kysely<Database>, before: Date, limit: number): Promise<number> {
