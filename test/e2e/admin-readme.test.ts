@@ -138,6 +138,7 @@ describe.skipIf(!hasCurl)('README admin API examples', () => {
     const stored = await harness.store.findKey(String(key.id));
     expect(stored).toMatchObject({ tokensPerMinute: 100_000, budget: { period: 'month', limitNanos: 20_000_000_000n }, deletedAt: expect.any(Date) });
     expect(stored?.prefix).not.toBe(key.prefix);
-    expect((answers.at(-1)?.data as Array<{ action: string }>).map((row) => row.action)).toEqual(['key.create', 'key.update', 'key.rotate', 'key.delete']);
+    // The audit log lists newest first.
+    expect((answers.at(-1)?.data as Array<{ action: string }>).map((row) => row.action)).toEqual(['key.delete', 'key.rotate', 'key.update', 'key.create']);
   });
 });

@@ -127,7 +127,8 @@ describe.each(engines)('alert webhooks on %s', (engine) => {
     expect(removed.body).toMatchObject({ low_balance_threshold_usd: null });
     const audit = await call('GET', `/audit?target_type=account&target_id=${id}`, viewer);
     const actions = (audit.body.data as Array<Record<string, unknown>>).map((entry) => [entry.action, (entry.after as Record<string, unknown>).low_balance_threshold_usd]);
-    expect(actions).toEqual([
+    // Newest first.
+    expect(actions.reverse()).toEqual([
       ['account.create', null],
       ['account.rename', null],
       ['account.set_low_balance_threshold', '2.5'],
