@@ -336,7 +336,9 @@ describe.each(engines)('admin API keys on %s', (engine) => {
     await call('DELETE', `/keys/${id}`, tokens.operator);
 
     const audit = await allPages(call, `/audit?target_type=key&target_id=${id}`, tokens.viewer, 3);
-    expect(audit.rows.map((row) => [row.action, row.admin_token_id])).toEqual([
+    // Newest first: read oldest first below.
+    const oldestFirst = [...audit.rows].reverse();
+    expect(oldestFirst.map((row) => [row.action, row.admin_token_id])).toEqual([
       ['key.create', ids.operator],
       ['key.update', ids.operator],
       ['key.disable', ids.operator],
@@ -344,7 +346,7 @@ describe.each(engines)('admin API keys on %s', (engine) => {
       ['key.rotate', ids.operator],
       ['key.delete', ids.operator],
     ]);
-    const [create, update, disable, , rotate, remove] = audit.rows;
+    const [create, update, disable, , rotate, remove] = oldestFirst;
     expect(create?.before).toBeNull();
     expect(create?.after).toMatchObject({ id, account_id: accountId, budget: { period: 'month', limit_usd: '1' } });
     expect(update?.before).toMatchObject({ requests_per_window: null });

@@ -66,7 +66,8 @@ async function startInstance(config: ReturnType<typeof parseConfig>, url: string
   const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
   const metrics = createMetrics();
   const limits = await setUpLimits({ TOLLGATE_REDIS_URL: url }, config, { clusterWorker: false, logger, metrics });
-  const gateway = await createGateway({ config, store: store!, limiter: limits.limiter, logger, env: {}, metrics });
+  // Instances of one deployment share their seal key (README, Environment); without one, each warns once.
+  const gateway = await createGateway({ config, store: store!, limiter: limits.limiter, logger, env: { TOLLGATE_SEAL_KEY: Buffer.alloc(32, 7).toString('base64') }, metrics });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const instance = { baseUrl: address.replace('localhost', '127.0.0.1'), gateway, limits, metrics, logs };
   instances.push(instance);

@@ -32,7 +32,8 @@ describe.each(engines)('audited changes on %s', (engine) => {
   it('writes the row with the change, before and after read inside the transaction', async () => {
     await store.createAccount({ id: `acct_a_${engine}`, name: `a-${engine}`, openingBalanceNanos: 5n }, draft('create'));
     await store.debit(`acct_a_${engine}`, 2n, 'fee', { ...draft('debit'), details: { note: 'fee' } });
-    const rows = await rowsFor(`acct_a_${engine}`);
+    // Newest first.
+    const rows = (await rowsFor(`acct_a_${engine}`)).reverse();
     expect(rows.map((row) => [row.action, row.adminTokenId, row.before, row.after])).toEqual([
       ['create', 'adm_test', null, { name: `a-${engine}`, balance: '5', disabled: false }],
       ['debit', 'adm_test', { name: `a-${engine}`, balance: '5', disabled: false }, { name: `a-${engine}`, balance: '3', disabled: false, note: 'fee' }],
