@@ -10,7 +10,9 @@
  * And a gateway killed while such a stream waits for its first text has checkpointed that input, so
  * its expired hold bills it (this part runs the built gateway, dist/cli/main.js).
  */
+import BetterSqlite3 from 'better-sqlite3';
 import { countTokens } from 'gpt-tokenizer';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
@@ -19,12 +21,14 @@ import { costOfTokens, usdToNanos } from '../../src/billing/money.js';
 import { boundInputTokens } from '../../src/protocol/input-bound.js';
 import { TOKENS_PER_IMAGE } from '../../src/protocol/tokens.js';
 import { openStore } from '../../src/store/open-store.js';
-import { createTestDatabase, engines } from '../support/databases.js';
-import { startGatewayProcess, writeCatalog } from '../support/gateway-process.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestDatabase, engines, type TestDatabase } from '../support/databases.js';
+import { startGatewayProcess, writeCatalog, type GatewayProcess } from '../support/gateway-process.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { anthropicInputUsage, hungUp, scriptedStream, upstreamInputTokens, type StreamScript } from '../support/scripted-stream.js';
 import type { ReceivedRequest } from '../support/upstream-double.js';
 import { startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
+import { waitFor } from '../support/wait-for.js';
 
 const PRICES = { input: '1', cached_input: '0.5', cache_write: '1.25', output: '4' };
 
@@ -202,15 +206,49 @@ describe.each(engines)('an upstream that answers 200, then refuses in its stream
   });
 });
 
-describe.each(engines)('a gateway killed while an accepted stream waits for its first text, on %s', (engine) => {
-  it.each(routes.slice(0, 3))('bills the input from its checkpoint: $name', { timeout: 60_000 }, async (route) => {
-    const database = await createTestDatabase(engine);
-    const store = await openStore(database.url);
-    const upstream = await startUpstreamDouble(scriptedStream({ deltas: [], then: 'hold' }));
-    // Checkpoints five times a second; a TTL far beyond the test, so that only the sweep below ends the hold.
-    const catalog = writeCatalog(catalogFor(upstream, { hold_ttl_seconds: 600, checkpoint_seconds: 0.2 }));
-    const gateway = await startGatewayProcess({ TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: catalog, TEST_UPSTREAM_KEY: 'sk-upstream', TOLLGATE_ACCEPT_LOCAL_LIMITS: '1' });
+/** How many of the holds of `requestIds` have checkpointed a count of their input, read straight from their rows. */
+async function holdsWithCheckpointedInput(database: TestDatabase, requestIds: string[]): Promise<number> {
+  if (database.engine === 'sqlite') {
+    const connection = new BetterSqlite3(database.url.slice('sqlite:'.length), { readonly: true });
     try {
+      const row = connection.prepare(`SELECT count(*) AS n FROM holds WHERE checkpoint_input_tokens > 0 AND request_id IN (${requestIds.map(() => '?').join(', ')})`).get(...requestIds) as { n: number };
+      return row.n;
+    } finally {
+      connection.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM holds WHERE checkpoint_input_tokens > 0 AND request_id = ANY($1)', [requestIds]);
+    return Number(rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * One gateway per engine, one stream per route (each its own account), opened one after another so
+ * that the upstream's nth request is the nth route's. Once every hold has checkpointed its input,
+ * the gateway is killed; each row then checks its own route's charge.
+ */
+describe.each(engines)('a gateway killed while an accepted stream waits for its first text, on %s', (engine) => {
+  const killedRoutes = routes.slice(0, 3);
+  let database: TestDatabase;
+  let store: Store;
+  let upstream: UpstreamDouble;
+  let gateway: GatewayProcess | undefined;
+  const streams: Array<{ accountId: string; requestId: string | null; received: ReceivedRequest }> = [];
+  let released: number;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(engine);
+    store = await openStore(database.url);
+    upstream = await startUpstreamDouble(scriptedStream({ deltas: [], then: 'hold' }));
+    // Checkpoints five times a second; a TTL far beyond the test, so that only the sweep below ends the holds.
+    const catalog = writeCatalog(catalogFor(upstream, { hold_ttl_seconds: 600, checkpoint_seconds: 0.2 }));
+    gateway = await startGatewayProcess({ TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: catalog, TEST_UPSTREAM_KEY: 'sk-upstream', TOLLGATE_ACCEPT_LOCAL_LIMITS: '1' });
+    for (const route of killedRoutes) {
       const account = await createAccount(store, { name: `crash-${Math.random().toString(36).slice(2)}`, balanceUsd: '10' }, CLI_ACTOR);
       const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
       const response = await fetch(`${gateway.baseUrl}${route.path}`, {
@@ -218,24 +256,34 @@ describe.each(engines)('a gateway killed while an accepted stream waits for its 
         headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
         body: JSON.stringify(route.body),
       });
-      expect(response.status).toBe(200);
-      const requestId = response.headers.get('x-request-id');
-      const reader = response.body!.getReader();
-      await reader.read();
-      // Time for a checkpoint to start the count of the input and for a later one to write it.
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
-      await gateway.kill();
-
-      // The process is gone; its hold is found expired (here: an hour from now) and settles its last checkpoint.
-      expect(await store.releaseExpiredHolds(new Date(Date.now() + 3_600_000))).toBe(1);
-      const inputTokens = upstreamInputTokens(upstream.requests.at(-1)!);
-      const charges = (await store.listLedger(account.id)).filter((entry) => entry.kind === 'charge');
-      expect(charges).toEqual([expect.objectContaining({ requestId, inputTokens, outputTokens: 0, amountNanos: costOfTokens(inputTokens, usdToNanos(PRICES.input)) })]);
-    } finally {
-      await gateway.kill();
-      await upstream.close();
-      await store.close();
-      await database.drop();
+      expect(response.status, route.name).toBe(200);
+      await response.body!.getReader().read();
+      expect(upstream.requests, route.name).toHaveLength(streams.length + 1);
+      streams.push({ accountId: account.id, requestId: response.headers.get('x-request-id'), received: upstream.requests.at(-1)! });
     }
+    // A checkpoint starts the count of each input; a later one writes it.
+    const requestIds = streams.map((stream) => stream.requestId ?? '');
+    await waitFor(async () => (await holdsWithCheckpointedInput(database, requestIds)) === killedRoutes.length, 20_000);
+    await gateway.kill();
+    // The process is gone; its holds are found expired (here: an hour from now) and settle their last checkpoints.
+    released = await store.releaseExpiredHolds(new Date(Date.now() + 3_600_000));
+  }, 60_000);
+
+  afterAll(async () => {
+    await gateway?.kill();
+    await upstream?.close();
+    await store?.close();
+    await database?.drop();
+  });
+
+  it('every killed stream\'s hold is released by the sweep', () => {
+    expect(released).toBe(killedRoutes.length);
+  });
+
+  it.each(killedRoutes.map((route, index) => ({ ...route, index })))('bills the input from its checkpoint: $name', async ({ index }) => {
+    const { accountId, requestId, received } = streams[index]!;
+    const inputTokens = upstreamInputTokens(received);
+    const charges = (await store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
+    expect(charges).toEqual([expect.objectContaining({ requestId, inputTokens, outputTokens: 0, amountNanos: costOfTokens(inputTokens, usdToNanos(PRICES.input)) })]);
   });
 });

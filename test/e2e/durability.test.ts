@@ -168,7 +168,8 @@ describe.each(engines)('a complete answer is billed before its last byte, on %s'
         { id: 'claude-durable', prices: PRICES, max_output_tokens: 512, targets: [{ provider: 'anthropic', model: 'upstream-model' }] },
       ],
     };
-    // Each case kills its gateway; the next one starts while the dead one's heartbeat is still fresh.
+    // Each case kills its gateway and starts another on the same database while the dead one's
+    // heartbeat is still fresh; that one serves the next case.
     env = { TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: writeCatalog(catalog), TEST_UPSTREAM_KEY: 'sk-upstream', TOLLGATE_ACCEPT_LOCAL_LIMITS: '1' };
   }, 120_000);
 
@@ -181,7 +182,7 @@ describe.each(engines)('a complete answer is billed before its last byte, on %s'
 
   it.each(cases)('$name', async (testCase) => {
     upstream.answer(upstreamAnswer({ tailOpen: testCase.tailOpen }));
-    gateway = await startGatewayProcess(env);
+    gateway ??= await startGatewayProcess(env);
     const account = await createAccount(store, { name: `durable-${Math.random().toString(36).slice(2)}`, balanceUsd: '1' }, CLI_ACTOR);
     const { secret } = await createKey(store, { accountRef: account.id }, CLI_ACTOR);
 
@@ -197,9 +198,11 @@ describe.each(engines)('a complete answer is billed before its last byte, on %s'
     // The client has the whole answer: the charge is already in the ledger, at the exact cost.
     const chargesNow = (await store.listLedger(account.id)).filter((entry) => entry.kind === 'charge');
     await gateway.kill();
+    gateway = undefined;
     expect(chargesNow).toEqual([expect.objectContaining({ requestId, amountNanos: testCase.cost, outputTokens: USAGE.output })]);
 
-    // And after a crash right then, a new process on the same database finds it there, once.
+    // And after a crash right then, a new process on the same database finds it there, once (that
+    // process serves the next case).
     gateway = await startGatewayProcess(env);
     const ledger = await store.listLedger(account.id);
     const charges = ledger.filter((entry) => entry.kind === 'charge');
@@ -207,7 +210,5 @@ describe.each(engines)('a complete answer is billed before its last byte, on %s'
     expect(charges[0]!.note ?? '').not.toMatch(/expired/);
     expect(await store.countOpenHolds(account.id)).toBe(0);
     expect((await store.findAccount(account.id))!.balanceNanos).toBe(usdToNanos('1') - testCase.cost);
-    await gateway.kill();
-    gateway = undefined;
   }, 120_000);
 });
