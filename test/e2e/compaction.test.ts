@@ -158,6 +158,20 @@ describe('compaction', () => {
     expect(messages.at(-1)?.content.at(-1)?.text).toContain('handoff note');
   });
 
+  it('stored (store: true), the conversation keeps the item sealed: its input items show no summary, and a continuation opens it again', async () => {
+    const item = (await compactOnChat()) as unknown as OpenAI.Responses.ResponseCompactionItemParam;
+    const stored = await client.responses.create({ model: 'chat-model', input: [{ role: 'user', content: 'Port the parser to Rust.' }, item, { role: 'user', content: 'Go on.' }], store: true });
+    const listed = await client.responses.inputItems.list(stored.id);
+    const text = JSON.stringify(listed.data);
+    expect(text).not.toContain(SUMMARY);
+    expect(text).not.toContain('Summary of the conversation so far');
+    expect(listed.data.map((entry) => entry.type)).toContain('compaction');
+    expect(text).toContain(String((item as { encrypted_content: string }).encrypted_content));
+    // Continued, the stored item is opened for the upstream like one sent in the body.
+    await client.responses.create({ model: 'chat-model', previous_response_id: stored.id, input: 'And then?', store: false });
+    expect(JSON.stringify(chat.requests.at(-1)!.body.messages)).toContain(SUMMARY);
+  });
+
   it('the item sent back reaches the upstream as the summary in a user message; every model call is charged once at its usage', async () => {
     const fresh = await harness.newAccount('10');
     const own = harness.client(fresh.secret);

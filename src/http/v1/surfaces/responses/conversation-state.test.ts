@@ -22,7 +22,7 @@ function decoded(overrides: Partial<ResponsesExtras> & { text?: string; instruct
       stream: false,
     },
     clientWantsUsage: true,
-    extras: { store: true, previousResponseId: null, metadata: {}, echo: DEFAULT_ECHO, compact: false, foreignCompaction: null, ...rest },
+    extras: { store: true, previousResponseId: null, metadata: {}, echo: DEFAULT_ECHO, compact: false, foreignCompaction: null, sealedSummaries: new Map(), ...rest },
   };
 }
 

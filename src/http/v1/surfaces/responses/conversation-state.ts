@@ -26,7 +26,13 @@ export interface ExpandedConversation {
  * Resolves `previous_response_id` among this account's stored responses; another account's is
  * not found, exactly like an unknown id (OpenAI's 400 `previous_response_not_found`).
  */
-export async function expandConversation(store: ResponseStore, accountId: string, decoded: DecodedResponses): Promise<ExpandedConversation> {
+export async function expandConversation(
+  store: ResponseStore,
+  accountId: string,
+  decoded: DecodedResponses,
+  /** Reads stored items as input (opens the sealed compaction items kept in them); as they are by default. */
+  openStored: (items: ResponsesInputItem[]) => ResponsesInputItem[] = (items) => items,
+): Promise<ExpandedConversation> {
   const { store: keeps, previousResponseId: previousId } = decoded.extras;
   const newItems = (): ResponsesInputItem[] => (keeps ? encodeInputItems(decoded.request.input, newItemId) : []);
   if (previousId === null) return { decoded, inputItems: newItems() };
@@ -39,7 +45,7 @@ export async function expandConversation(store: ResponseStore, accountId: string
     });
   }
   const earlierItems = [...previous.inputItems, ...outputItemsAsInputItems(previous.response.output)];
-  const earlierInput = decodeStoredItems(earlierItems, previousId);
+  const earlierInput = decodeStoredItems(openStored(earlierItems), previousId);
   const request = { ...decoded.request, input: [...earlierInput, ...decoded.request.input] };
   // Items kept as they came stay at their places in the new input, now after the earlier turns.
   if (request.opaqueInput !== undefined) request.opaqueInput = request.opaqueInput.map((item) => ({ ...item, index: item.index + earlierInput.length }));

@@ -19,6 +19,8 @@ export interface ResponsesExtras {
   compact: boolean;
   /** Where the input holds a compaction item the gateway did not seal (OpenAI's), or null. */
   foreignCompaction: string | null;
+  /** The summaries of the sealed compaction items the input held, each with its item (sealed-compaction.ts). */
+  sealedSummaries: ReadonlyMap<string, Record<string, unknown>>;
 }
 
 export type DecodedResponses = Decoded<ResponsesExtras>;

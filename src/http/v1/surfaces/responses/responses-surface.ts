@@ -21,7 +21,7 @@ import { withHostedToolPolicy } from '../hosted-tool-policy.js';
 import type { AnswerScope, Decoded, PassthroughEnding, Prepared, SurfaceAdapter } from '../surface.js';
 import { createResponseKeeper, expandConversation, passthroughResponse } from './conversation-state.js';
 import type { DecodedResponses, ResponsesExtras, ResponseStore } from './responses-extras.js';
-import { foreignCompactionPath, openSealedCompactions, sealSummary } from './sealed-compaction.js';
+import { foreignCompactionPath, openSealedCompactions, openStoredCompactions, resealSummaries, sealSummary } from './sealed-compaction.js';
 
 export interface ResponsesSurfaceDeps {
   /** Stored responses (`store` and `previous_response_id`). */
@@ -57,11 +57,15 @@ export function createResponsesSurface(deps: ResponsesSurfaceDeps): SurfaceAdapt
  * A Responses body decoded: sealed compaction items opened first (the body the upstream gets
  * holds their summaries instead), then the body decoded as any other.
  */
+const NO_SEALED_SUMMARIES: ReadonlyMap<string, Record<string, unknown>> = new Map();
+
 export function decodeResponses(body: unknown, _headers: IncomingHttpHeaders, sealer: Sealer): DecodedResponses {
   const opened = openSealedCompactions(body, sealer);
-  const { request, store, previousResponseId, metadata, echo, compact } = decodeResponsesBody(opened ?? body);
-  const extras: ResponsesExtras = { store, previousResponseId, metadata, echo, compact, foreignCompaction: foreignCompactionPath(opened ?? body) };
-  return opened === undefined ? { request, clientWantsUsage: true, extras } : { request, clientWantsUsage: true, extras, body: opened };
+  const read = opened?.body ?? body;
+  const { request, store, previousResponseId, metadata, echo, compact } = decodeResponsesBody(read);
+  const sealedSummaries = opened?.sealedBySummary ?? NO_SEALED_SUMMARIES;
+  const extras: ResponsesExtras = { store, previousResponseId, metadata, echo, compact, foreignCompaction: foreignCompactionPath(read), sealedSummaries };
+  return opened === undefined ? { request, clientWantsUsage: true, extras } : { request, clientWantsUsage: true, extras, body: opened.body };
 }
 
 export function checkResponsesAgainstModel(decoded: DecodedResponses, model: ModelEntry): DecodedResponses {
@@ -85,11 +89,11 @@ export function checkResponsesAgainstModel(decoded: DecodedResponses, model: Mod
  * The conversation expanded (and a keeper when it is stored); a compaction's request made from the
  * whole of it, which translated routes answer (a pass-through forwards the client's trigger).
  */
-export async function prepareResponses(decoded: DecodedResponses, { accountId, log }: AnswerScope, deps: Pick<ResponsesSurfaceDeps, 'store' | 'now'>): Promise<Prepared<ResponsesExtras>> {
-  const conversation = await expandConversation(deps.store, accountId, decoded);
-  const keep = decoded.extras.store
-    ? createResponseKeeper({ store: deps.store, accountId, inputItems: conversation.inputItems, now: deps.now, log })
-    : undefined;
+export async function prepareResponses(decoded: DecodedResponses, { accountId, log }: AnswerScope, deps: Pick<ResponsesSurfaceDeps, 'store' | 'now' | 'sealer'>): Promise<Prepared<ResponsesExtras>> {
+  const conversation = await expandConversation(deps.store, accountId, decoded, (items) => openStoredCompactions(items, deps.sealer));
+  // Stored, a summary stays sealed: reading the conversation back shows the item, not the summary.
+  const inputItems = resealSummaries(conversation.inputItems, decoded.extras.sealedSummaries);
+  const keep = decoded.extras.store ? createResponseKeeper({ store: deps.store, accountId, inputItems, now: deps.now, log }) : undefined;
   const expanded = decoded.extras.previousResponseId !== null;
   if (!decoded.extras.compact) return { decoded: conversation.decoded, expanded, keep };
   const request = compactionRequest(conversation.decoded.request);

@@ -7,11 +7,22 @@
  */
 import { GatewayError } from '../../../../errors/gateway-error.js';
 import { isSealed, UnsealError, type Sealer } from '../../../../lib/seal.js';
-import { COMPACTION_SEAL_PURPOSE, summaryInputItem } from '../../../../protocol/responses/compaction.js';
+import { COMPACTION_SEAL_PURPOSE, summaryInputItem, summaryMessageText } from '../../../../protocol/responses/compaction.js';
+import type { ResponsesInputItem } from '../../../../protocol/responses/input-items.js';
 
 /** Seals one summary as a compaction item's `encrypted_content`. */
 export function sealSummary(sealer: Sealer): (summary: string) => string {
   return (summary) => sealer.seal(summary, COMPACTION_SEAL_PURPOSE);
+}
+
+/** A body whose sealed items were opened, and each summary's text with the item it came sealed in. */
+export interface OpenedCompactions {
+  body: Record<string, unknown>;
+  /**
+   * The summary messages' text (summaryMessageText), each with its sealed item: what a stored
+   * conversation keeps in the message's place, so that reading it back shows no summary.
+   */
+  sealedBySummary: ReadonlyMap<string, Record<string, unknown>>;
 }
 
 /**
@@ -20,10 +31,11 @@ export function sealSummary(sealer: Sealer): (summary: string) => string {
  * or sealed under another key: another gateway, or a process whose random key is gone) is the
  * client's 400 at `input[i]`.
  */
-export function openSealedCompactions(body: unknown, sealer: Sealer): Record<string, unknown> | undefined {
+export function openSealedCompactions(body: unknown, sealer: Sealer): OpenedCompactions | undefined {
   if (!isObject(body) || !Array.isArray(body.input)) return undefined;
   const input: unknown[] = body.input;
   let opened: unknown[] | undefined;
+  const sealedBySummary = new Map<string, Record<string, unknown>>();
   input.forEach((item, index) => {
     if (!isObject(item) || item.type !== 'compaction' || typeof item.encrypted_content !== 'string' || !isSealed(item.encrypted_content)) return;
     let summary: string;
@@ -39,8 +51,36 @@ export function openSealedCompactions(body: unknown, sealer: Sealer): Record<str
     }
     opened ??= [...input];
     opened[index] = summaryInputItem(summary);
+    sealedBySummary.set(summaryMessageText(summary), item);
   });
-  return opened === undefined ? undefined : { ...body, input: opened };
+  return opened === undefined ? undefined : { body: { ...body, input: opened }, sealedBySummary };
+}
+
+/**
+ * Stored input items with each opened summary's message put back as the sealed item it came as
+ * (its stored id kept), so that `GET /v1/responses/{id}/input_items` shows no summary; a later
+ * `previous_response_id` opens it again (openStoredCompactions).
+ */
+export function resealSummaries(items: ResponsesInputItem[], sealedBySummary: ReadonlyMap<string, Record<string, unknown>>): ResponsesInputItem[] {
+  if (sealedBySummary.size === 0) return items;
+  return items.map((item) => {
+    const text = summaryTextOf(item);
+    const sealed = text === undefined ? undefined : sealedBySummary.get(text);
+    return sealed === undefined ? item : { ...sealed, id: item.id };
+  });
+}
+
+/** Stored input items with their sealed compaction items opened into summary messages. */
+export function openStoredCompactions(items: ResponsesInputItem[], sealer: Sealer): ResponsesInputItem[] {
+  const opened = openSealedCompactions({ input: items }, sealer);
+  return opened === undefined ? items : (opened.body.input as ResponsesInputItem[]);
+}
+
+/** The text of a user message with one text part, as a summary message is written. */
+function summaryTextOf(item: ResponsesInputItem): string | undefined {
+  if (item.type !== 'message' || item.role !== 'user' || !Array.isArray(item.content) || item.content.length !== 1) return undefined;
+  const part: unknown = item.content[0];
+  return isObject(part) && typeof part.text === 'string' ? part.text : undefined;
 }
 
 /** The path of the first compaction item left in the input (one the gateway did not seal), or null. */
