@@ -4,7 +4,11 @@
  * undici Pool with one connection per worker, for a warm-up and then a measured window. Latency is
  * from sending the request to reading the last byte of the answer.
  *
- * Message in:  { origin, path, headers, body, expectTail, concurrency, warmupMs, durationMs, measuredPid, supportPids }
+ * With `socket`, each worker opens one Responses WebSocket instead (`GET <path>` upgraded) and sends
+ * `response.create` after `response.create` on it; latency is from sending one to reading its
+ * `response.completed`.
+ *
+ * Message in:  { origin, path, headers, body, expectTail, socket, concurrency, warmupMs, durationMs, measuredPid, supportPids }
  * Message out: { completed, errors, errorSamples, seconds, rps, latencyMs: {p50,p90,p99,max,mean}, cpuMicros,
  *                loadCpuMicros, supportCpuMicros, otherCpuMicros, interruptCpuMicros, stealCpuMicros }
  * `supportPids` are the other processes of the setup (the mock behind a proxy); `otherCpuMicros` is
@@ -13,6 +17,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { Pool } from 'undici';
+import WebSocket from 'ws';
 import { allProcessTicks, busiestBetween, machineBusyMicros, processTree, treeCpuMicros } from './proc.mjs';
 
 const EMPTY = Buffer.alloc(0);
@@ -73,7 +78,50 @@ async function run(job) {
   };
 
   const worker = async () => {
+    if (job.socket) return socketWorker();
     while (running) await once();
+  };
+
+  /** One socket, one turn after another; a socket that fails is opened again. */
+  const socketWorker = async () => {
+    const create = JSON.stringify({ type: 'response.create', ...JSON.parse(job.body) });
+    while (running) {
+      const socket = new WebSocket(`${job.origin.replace(/^http/, 'ws')}${job.path}`, { headers: job.headers, perMessageDeflate: false });
+      try {
+        await new Promise((resolve, reject) => {
+          socket.once('open', resolve);
+          socket.once('error', reject);
+        });
+        while (running) {
+          const started = process.hrtime.bigint();
+          const ended = await new Promise((resolve) => {
+            const onMessage = (data) => {
+              const text = data.toString();
+              if (text.includes('"type":"response.completed"')) finish(undefined);
+              else if (text.startsWith('{"type":"error"') || text.includes('"type":"response.failed"')) finish(text);
+            };
+            const onClose = () => finish('socket closed');
+            const finish = (error) => {
+              socket.off('message', onMessage);
+              socket.off('close', onClose);
+              resolve(error);
+            };
+            socket.on('message', onMessage);
+            socket.once('close', onClose);
+            socket.send(create);
+          });
+          if (ended !== undefined) {
+            noteError(ended);
+            break;
+          }
+          if (measuring) latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+        }
+      } catch (error) {
+        noteError(String(error?.code ?? error?.message ?? error));
+      } finally {
+        socket.terminate();
+      }
+    }
   };
 
   setTimeout(() => {

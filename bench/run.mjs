@@ -154,6 +154,9 @@ const SCENARIOS = {
   embeddings: { path: '/v1/embeddings', body: embeddingsBody, expectTail: '"total_tokens":' },
   'responses-via-chat': { path: '/v1/responses', body: { model: 'bench-via-chat', input: 'Say hello.' }, translated: true },
   'responses-via-anthropic': { path: '/v1/responses', body: { model: 'bench-via-anthropic', input: 'Say hello.' }, translated: true },
+  // The same answer as `responses`, streamed over the Responses WebSocket: one socket per worker,
+  // one `response.create` after another (docs/wire-protocols.md §22). Only the gateway serves it.
+  'responses-socket': { path: '/v1/responses', body: { model: 'bench', input: 'Say hello.' }, socket: true },
 };
 const scenarioNames = listFlag('scenarios', Object.keys(SCENARIOS).join(','));
 for (const name of scenarioNames) if (!Object.hasOwn(SCENARIOS, name)) usageError(`unknown scenario ${name} (known: ${Object.keys(SCENARIOS).join(', ')})`);
@@ -269,6 +272,7 @@ async function measure(scenarioName, concurrency, { name: target, port, pid, key
     headers: { authorization: `Bearer ${key}` },
     body: JSON.stringify(scenario.body),
     expectTail: scenario.expectTail,
+    socket: scenario.socket === true,
     concurrency,
     warmupMs,
     durationMs,
@@ -368,7 +372,7 @@ const BASELINE = 'tollgate-1-baseline';
 
 function cellsOf(target, scenario) {
   if (target.skipScenarios?.includes(scenario) === true) return [];
-  if (SCENARIOS[scenario].translated === true) return target.name === 'tollgate-1' || target.name === BASELINE ? settings.focusConcurrencies : [];
+  if (SCENARIOS[scenario].translated === true || SCENARIOS[scenario].socket === true) return target.name === 'tollgate-1' || target.name === BASELINE ? settings.focusConcurrencies : [];
   return target.variant === true ? settings.focusConcurrencies : settings.concurrencies;
 }
 
@@ -404,7 +408,7 @@ async function main() {
   /** Prepares and starts one gateway; a failure makes it "not available" (with the reason), not the run's end. */
   const addTollgate = async (name, { workers = 1, variant = false, prepareOptions = {}, env = {}, supportPids = [], gatewayPath = flags.gateway } = {}) => {
     // A build from before the embeddings endpoint sits out that scenario (see `prepare`).
-    const skipScenarios = servesEmbeddings(gatewayPath) ? [] : ['embeddings'];
+    const skipScenarios = [...(servesEmbeddings(gatewayPath) ? [] : ['embeddings']), ...(servesSocket(gatewayPath) ? [] : ['responses-socket'])];
     let prepared;
     try {
       prepared = prepare(name, { ...prepareOptions, gatewayPath });
@@ -501,6 +505,11 @@ async function main() {
 }
 
 /** Whether a build knows the embeddings endpoint (its catalog schema names it). */
+/** Whether the build serves the Responses WebSocket (older builds answer the upgrade with 404). */
+function servesSocket(gatewayPath) {
+  return existsSync(join(dirname(dirname(gatewayPath)), 'http', 'v1', 'surfaces', 'responses', 'socket'));
+}
+
 function servesEmbeddings(gatewayPath) {
   const schema = join(dirname(dirname(gatewayPath)), 'config', 'schema.js');
   return existsSync(schema) && readFileSync(schema, 'utf8').includes("'embeddings'");

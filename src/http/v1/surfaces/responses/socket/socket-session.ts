@@ -6,6 +6,7 @@
  * `idleMs` without a turn; a message over the size limit closes it (1009, by the WebSocket
  * library); a socket that closes mid-turn abandons the turn (billed for what was produced).
  */
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { GatewayError } from '../../../../../errors/gateway-error.js';
@@ -45,6 +46,16 @@ export class SocketSession {
       },
       get buffered() {
         return socket.bufferedAmount;
+      },
+      batch: (sends) => {
+        // `ws` writes each frame on its own; corked, the frames of one chunk leave in one write.
+        const raw = (socket as unknown as { _socket?: Socket })._socket;
+        raw?.cork();
+        try {
+          sends();
+        } finally {
+          raw?.uncork();
+        }
       },
     };
     socket.on('message', (data, isBinary) => this.#message(data, isBinary));

@@ -48,6 +48,7 @@ function stuckSocket(): { sink: TurnSink; received: unknown[]; drain: () => void
     get buffered() {
       return full ? 64 * 1024 * 1024 : 0;
     },
+    batch: (sends) => sends(),
   };
   const drain = (): void => {
     full = false;
@@ -82,7 +83,7 @@ describe('SocketTurn', () => {
     app.post('/v1/responses', async (_request, reply) => reply.code(429).send({ error: { message: 'Rate limit exceeded.', type: 'service_api_error', code: '' } }));
     await app.ready();
     const received: string[] = [];
-    const turn = new SocketTurn(app, { headers: {}, remoteAddress: '127.0.0.1', body: {} }, { send: (text, sent) => (received.push(text), sent()), buffered: 0 });
+    const turn = new SocketTurn(app, { headers: {}, remoteAddress: '127.0.0.1', body: {} }, { send: (text, sent) => (received.push(text), sent()), buffered: 0, batch: (sends) => sends() });
     await turn.done;
     expect(received).toEqual([errorEvent(429, JSON.stringify({ error: { message: 'Rate limit exceeded.', type: 'service_api_error', code: '' } }))]);
     expect(JSON.parse(received[0]!)).toMatchObject({ type: 'error', status: 429, error: { message: 'Rate limit exceeded.' } });

@@ -24,6 +24,8 @@ export interface TurnSink {
   send(text: string, sent: () => void): void;
   /** Bytes queued on the socket and not yet written. */
   readonly buffered: number;
+  /** Runs `sends` with the socket corked: the frames they send leave in one write. */
+  batch(sends: () => void): void;
 }
 
 /** How a turn ended, for the socket's conversation. */
@@ -118,7 +120,8 @@ function relay(stream: Readable, status: number, sink: TurnSink): Promise<TurnEn
       if (stream.isPaused() && sink.buffered <= SOCKET_HIGH_WATER) stream.resume();
     };
     stream.on('data', (chunk: Buffer) => {
-      if (streamed) splitter.push(chunk, events);
+      // The events of one chunk (often several) leave in one write, as the SSE writer's do.
+      if (streamed) sink.batch(() => splitter.push(chunk, events));
       else chunks.push(chunk);
     });
     const finish = (): void => {
