@@ -3,7 +3,7 @@
  * Changes carry `x-tollgate-console: 1`, which the server requires of every cookie-authenticated
  * change (its CSRF defence). A 401 means the session is over: the app goes back to the login page.
  */
-import type { Account, AccountUsage, AdminRole, AlertDelivery, AdminToken, AuditEntry, Catalog, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, TargetTest, UsageGrouping, UsageReport } from './types';
+import type { Account, AccountUsage, AdminRole, AlertDelivery, AdminToken, AuditEntry, Catalog, HealthGrouping, HealthReport, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, TargetRotation, TargetTest, UsageGrouping, UsageReport } from './types';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -124,6 +124,8 @@ export const api = {
   audit: (filter: TimeRange & { target_type?: string; target_id?: string; cursor?: string }) => call<Page<AuditEntry>>('GET', admin(`/audit${query({ ...filter, limit: 50 })}`)),
   alertDeliveries: (filter: { state?: string; cursor?: string }) => call<Page<AlertDelivery>>('GET', admin(`/alerts/deliveries${query({ ...filter, limit: 50 })}`)),
   resendAlertDelivery: (id: number) => call<AlertDelivery>('POST', admin(`/alerts/deliveries/${id}/resend`)),
+  healthReport: (filter: { from?: string; bucket: 'hour' | 'day'; by: HealthGrouping }) => call<HealthReport>('GET', admin(`/health/requests${query({ ...filter })}`)),
+  rotations: (filter: { from?: string; target?: string }) => call<{ from: string; to: string; data: TargetRotation[] }>('GET', admin(`/health/rotations${query({ ...filter, limit: 200 })}`)),
 
   self: () => call<SelfView>('GET', '/console/api/self'),
   selfModels: () => call<{ data: SelfModel[] }>('GET', '/console/api/self/models'),

@@ -13,6 +13,7 @@ import { AdminTokensPage } from './pages/admin-tokens';
 import { AlertDeliveriesPage } from './pages/alert-deliveries';
 import { AuditPage } from './pages/audit';
 import { CatalogPage } from './pages/catalog';
+import { HealthPage } from './pages/health';
 import { ConnectPage } from './pages/connect';
 import { HolderHomePage } from './pages/holder-home';
 import { KeyPage } from './pages/key';
@@ -72,6 +73,7 @@ function Console() {
             <Route path="/console/keys/:id" component={KeyPage} />
             <Route path="/console/requests" component={RequestsPage} />
             <Route path="/console/catalog" component={CatalogPage} />
+            <Route path="/console/health" component={HealthPage} />
             <Route path="/console/admin-tokens" component={AdminTokensPage} />
             <Route path="/console/alerts" component={AlertDeliveriesPage} />
             <Route path="/console/audit" component={AuditPage} />

@@ -151,3 +151,43 @@ export interface AlertDelivery {
   resend_of: string | null;
   event: unknown;
 }
+
+/** Nearest-rank percentiles and the maximum, milliseconds (GET /admin/v1/health/requests). */
+export interface DurationFigures {
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+export type HealthGrouping = 'model' | 'target';
+
+export interface HealthGroupTotals {
+  group: string;
+  requests: number;
+  errors: number;
+  error_rate: number;
+}
+
+/** GET /admin/v1/health/requests: per UTC hour or day and per model or target. */
+export interface HealthReport {
+  from: string;
+  to: string;
+  bucket: 'hour' | 'day';
+  by: HealthGrouping;
+  groups: HealthGroupTotals[];
+  rows: Array<HealthGroupTotals & { bucket_start: string; first_byte_ms: DurationFigures | null; duration_ms: DurationFigures }>;
+}
+
+/** GET /admin/v1/health/rotations: a target taken out of rotation by one gateway process, and back. */
+export interface TargetRotation {
+  id: number;
+  target: string;
+  scope: 'target' | 'provider';
+  provider: string;
+  instance: string;
+  out_at: string;
+  back_at: string | null;
+  out_ms: number | null;
+  reason: string | null;
+  cooling_until: string | null;
+}

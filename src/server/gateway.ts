@@ -11,6 +11,7 @@ import { createLowBalanceChecker } from '../alerts/low-balance-checker.js';
 import { watchSlowAnswers } from '../alerts/slow-answers.js';
 import { createSpendReportChecker } from '../alerts/spend-report-checker.js';
 import { publishHealthChange } from '../alerts/target-events.js';
+import { createRotationRecorder } from '../alerts/target-rotations.js';
 import { publishKeyRefused } from '../alerts/upstream-key-events.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { BillingService } from '../billing/billing-service.js';
@@ -94,6 +95,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   for (const downgrade of downgradedEfforts(options.config)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
   const metrics = options.metrics ?? createMetrics();
   watchUpstreamKeys(providers, { alerts, metrics, logger: options.logger });
+  const rotations = createRotationRecorder(options.store, options.logger, now);
   const router = new Router({
     now,
     ...(options.tracer === undefined ? {} : { observeAttempt: options.tracer.observeAttempt }),
@@ -108,6 +110,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       if (change.transition === 'down') options.logger.warn({ target: change.label, scope: change.scope, coolingUntil: change.coolingUntil }, 'target taken out of rotation');
       else options.logger.info({ target: change.label, scope: change.scope }, 'target back in rotation');
       publishHealthChange(alerts, change);
+      rotations.record(change);
       options.router?.onHealthChange?.(change);
     },
   });
@@ -189,6 +192,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Streams cut by the drain settle asynchronously after their connection is gone.
     await inFlight.drained();
     await alerts.close();
+    await rotations.flush();
     await settleRetrier.close();
     // Last: every answer has ended, so every row is queued; the store is closed by the caller.
     await requestLog?.close();

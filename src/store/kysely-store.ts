@@ -4,9 +4,11 @@
  * clock, migrate and close), account-store.ts (AccountStore), money-store.ts (MoneyStore), and here
  * the operations port (OperationsStore): stored responses (response-queries.ts, saved through the
  * engine), running instances (instance-queries.ts), the request log (request-log-queries.ts,
- * appended through the engine), usage (usage-queries.ts) and alerts (alert-queries.ts).
+ * appended through the engine), usage (usage-queries.ts), alerts (alert-queries.ts) and outages
+ * (health-queries.ts: the request log's figures, target rotations).
  */
 import * as alerts from './queries/alert-queries.js';
+import * as health from './queries/health-queries.js';
 import * as instances from './queries/instance-queries.js';
 import * as keys from './queries/key-queries.js';
 import { KyselyMoneyStore } from './money-store.js';
@@ -21,6 +23,10 @@ import type {
   SpendReport,
   BudgetWindow,
   ErrorCountRow,
+  HealthGrouping,
+  HealthRow,
+  NewTargetRotation,
+  TargetRotation,
   InstanceRecord,
   KeyBudgetLevel,
   LowBalanceCrossing,
@@ -88,6 +94,22 @@ export class KyselyStore extends KyselyMoneyStore implements Store {
 
   requestErrorsBy(grouping: UsageGrouping, range: UsageRange): Promise<ErrorCountRow[]> {
     return usage.requestErrorsBy(this.db, grouping, range);
+  }
+
+  requestHealthBy(grouping: HealthGrouping, bucket: 'hour' | 'day', range: { from: Date; to: Date }): Promise<HealthRow[]> {
+    return health.requestHealthBy(this.db, grouping, bucket, range);
+  }
+
+  openTargetRotation(rotation: NewTargetRotation): Promise<void> {
+    return health.openTargetRotation(this.db, rotation);
+  }
+
+  closeTargetRotation(closing: { target: string; instance: string; upAt: Date }): Promise<void> {
+    return health.closeTargetRotation(this.db, closing);
+  }
+
+  listTargetRotations(filter: { from: Date; to: Date; target?: string; limit: number }): Promise<TargetRotation[]> {
+    return health.listTargetRotations(this.db, filter);
   }
 
   lowBalanceCrossings(limit: number): Promise<LowBalanceCrossing[]> {

@@ -241,6 +241,28 @@ export interface ConsoleSessionsTable {
   expires_at: Int64;
 }
 
+/**
+ * A target (or provider) out of rotation in one process (migration 0013): opened when the process
+ * takes it out, closed (`up_at`) when the same process sees it answer again.
+ */
+export interface TargetRotationsTable {
+  id: Generated<bigint | number>;
+  /** `provider/model`, or the provider's name with scope `provider`. */
+  target: string;
+  /** `target`, or `provider` when the provider refused our credentials. */
+  scope: string;
+  provider: string;
+  /** The process that saw it (host:pid). */
+  instance: string;
+  down_at: Int64;
+  up_at: NullableInt64;
+  /** The kind of upstream failure that took it out (`status`, `network`, `timeout`, `credentials`…). */
+  failure_kind: string | null;
+  /** The upstream's HTTP status, when it answered. */
+  failure_status: NullableInt32;
+  cooling_until: NullableInt64;
+}
+
 export interface Database {
   admin_tokens: AdminTokensTable;
   console_sessions: ConsoleSessionsTable;
@@ -256,4 +278,5 @@ export interface Database {
   request_log: RequestLogTable;
   alert_claims: AlertClaimsTable;
   alert_outbox: AlertOutboxTable;
+  target_rotations: TargetRotationsTable;
 }

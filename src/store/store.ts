@@ -385,6 +385,50 @@ export interface AuditFilter extends TimeRange {
 
 export type UsageGrouping = 'day' | 'hour' | 'model' | 'key' | 'account' | 'endpoint';
 
+// ---- Outages in sight: request-log figures and target rotations (migration 0013) ----
+
+/** What the request-log figures are grouped by besides time. */
+export type HealthGrouping = 'model' | 'target';
+
+/** Nearest-rank percentiles and the maximum of a duration, in milliseconds. */
+export interface DurationFigures {
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+/** One UTC hour or day of one model's or target's logged requests. */
+export interface HealthRow {
+  bucketStart: Date;
+  group: string;
+  requests: number;
+  /** Requests that ended with an error code. */
+  errors: number;
+  /** From arrival to the last byte, over every request. */
+  latencyMs: DurationFigures;
+  /** From arrival to the first byte, over the requests that were sent one; null when none was. */
+  firstByteMs: DurationFigures | null;
+}
+
+/** A target (or provider) taken out of rotation by one process. */
+export interface NewTargetRotation {
+  target: string;
+  scope: 'target' | 'provider';
+  provider: string;
+  instance: string;
+  downAt: Date;
+  failureKind: string | null;
+  failureStatus: number | null;
+  coolingUntil: Date | null;
+}
+
+export interface TargetRotation extends NewTargetRotation {
+  id: number;
+  /** When the same process saw it answer again; null while it is still out (or the process ended first). */
+  upAt: Date | null;
+}
+
+
 export interface UsageRange {
   accountId?: string;
   /** One key's usage only. */
@@ -572,6 +616,14 @@ export interface OperationsStore {
   usageBy(grouping: UsageGrouping, range: UsageRange): Promise<UsageGroupRow[]>;
   /** Logged requests with an error code, counted per group, sorted by group. */
   requestErrorsBy(grouping: UsageGrouping, range: UsageRange): Promise<ErrorCountRow[]>;
+  /** The request log's counts and durations per UTC hour or day and per model or target in `[from, to)`, by bucket then group. */
+  requestHealthBy(grouping: HealthGrouping, bucket: 'hour' | 'day', range: { from: Date; to: Date }): Promise<HealthRow[]>;
+  /** Records a target taken out of rotation by this instance. */
+  openTargetRotation(rotation: NewTargetRotation): Promise<void>;
+  /** Closes this instance's open rotation of the target: it is back. */
+  closeTargetRotation(closing: { target: string; instance: string; upAt: Date }): Promise<void>;
+  /** Rotations overlapping `[from, to)`, newest first, at most `limit`. */
+  listTargetRotations(filter: { from: Date; to: Date; target?: string; limit: number }): Promise<TargetRotation[]>;
   /**
    * Accounts whose balance less holds is below their threshold and not yet claimed (to fire), or
    * back at or above it while claimed (to re-arm): one query over the accounts with a threshold.

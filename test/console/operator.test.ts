@@ -194,7 +194,7 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
       await viewerPage.getByLabel('Admin token or API key').fill(viewer.secret);
       await viewerPage.getByRole('button', { name: 'Sign in' }).click();
       await eventually(() => viewerPage.getByRole('heading', { level: 1 }).textContent()).toBe('Accounts');
-      expect(await viewerPage.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Overview', 'Accounts', 'Requests', 'Models', 'Alerts']);
+      expect(await viewerPage.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Overview', 'Accounts', 'Requests', 'Models', 'Health', 'Alerts']);
       expect(await viewerPage.getByRole('heading', { name: 'New account' }).count()).toBe(0);
       await viewerPage.getByRole('link', { name: 'fabrikam' }).click();
       await eventually(() => viewerPage.getByRole('heading', { level: 1 }).textContent()).toBe('fabrikam');

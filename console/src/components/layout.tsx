@@ -20,6 +20,7 @@ function navItems(session: ReturnType<typeof useSession>['session']): NavItem[] 
     { href: '/console/accounts', label: 'Accounts' },
     { href: '/console/requests', label: 'Requests' },
     { href: '/console/catalog', label: 'Models' },
+    { href: '/console/health', label: 'Health' },
     { href: '/console/alerts', label: 'Alerts' },
   ];
   if (roleReaches(session.admin_token.role, 'owner')) items.push({ href: '/console/admin-tokens', label: 'Admin tokens' }, { href: '/console/audit', label: 'Audit log' });

@@ -98,13 +98,13 @@ function axisFigure(tick: number, money: boolean): string {
   return `${money ? '$' : ''}${compact.format(tick)}`;
 }
 
-const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
+export const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
 /** Room besides the widest figure: the tick marks and a gap to the plot. */
 const AXIS_PADDING = 18;
 let measuring: CanvasRenderingContext2D | null = null;
 
 /** The width the axis needs for `labels` in CSS pixels. */
-function axisWidth(labels: readonly string[]): number {
+export function axisWidth(labels: readonly string[]): number {
   measuring ??= document.createElement('canvas').getContext('2d');
   if (measuring === null) return 60;
   measuring.font = AXIS_FONT;

@@ -136,6 +136,9 @@ export function OutOfRotation() {
   return (
     <section aria-labelledby="out-heading">
       <h2 id="out-heading">Targets out of rotation</h2>
+      <p>
+        <a href="/console/health?by=target">Outages by target: history, errors and response times</a>
+      </p>
       <ErrorNotice error={catalog.error} />
       {catalog.data === undefined ? (
         catalog.loading ? <Loading what="targets" /> : null

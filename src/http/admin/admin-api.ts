@@ -16,6 +16,7 @@ import { registerAccountRoutes } from './accounts.js';
 import { registerAdminTokenRoutes } from './admin-tokens.js';
 import { registerAlertRoutes } from './alerts.js';
 import { registerAuditRoutes } from './audit.js';
+import { registerHealthRoutes } from './health.js';
 import { registerRequestLogRoutes } from './requests.js';
 import { registerCatalogRoutes } from './catalog.js';
 import { registerKeyRoutes } from './keys.js';
@@ -56,7 +57,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminApiDeps): void
             title: 'Tollgate admin API',
             version: '1',
             description:
-              "Accounts, keys and their budgets, credit, usage, the request log, admin tokens, the audit log, the catalog and alert deliveries. Authenticate with `Authorization: Bearer tg-admin-…`, or with the web console's session cookie (changes then need `x-tollgate-console: 1`).",
+              "Accounts, keys and their budgets, credit, usage, the request log, admin tokens, the audit log, the catalog, alert deliveries and outages (request figures by model and target, target rotations). Authenticate with `Authorization: Bearer tg-admin-…`, or with the web console's session cookie (changes then need `x-tollgate-console: 1`).",
           },
           components: {
             securitySchemes: {
@@ -81,6 +82,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminApiDeps): void
       registerRequestLogRoutes(typed, deps);
       registerCatalogRoutes(typed, deps);
       registerAlertRoutes(typed, deps);
+      registerHealthRoutes(typed, deps);
       registerKeyRoutes(typed, deps);
       typed.get('/openapi.json', { preValidation: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());
     },
