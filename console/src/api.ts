@@ -3,7 +3,7 @@
  * Changes carry `x-tollgate-console: 1`, which the server requires of every cookie-authenticated
  * change (its CSRF defence). A 401 means the session is over: the app goes back to the login page.
  */
-import type { Account, AccountUsage, AdminRole, AlertDelivery, AdminToken, AuditEntry, Catalog, HealthGrouping, HealthReport, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, TargetRotation, TargetTest, UsageGrouping, UsageReport } from './types';
+import type { Account, AccountActivity, AccountUsage, AdminRole, AlertDelivery, AdminToken, AuditEntry, Catalog, HealthGrouping, HealthReport, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, TargetRotation, TargetTest, UsageGrouping, UsageReport } from './types';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -60,6 +60,8 @@ export interface RequestFilter {
   surface?: string;
   status?: string;
   request_id?: string;
+  /** `true`: only the errors (a status of 400 or more, or an error code). */
+  errors?: string;
 }
 
 /** A listing's time range (ISO 8601): at or after `from`, before `to`. */
@@ -90,7 +92,7 @@ export const api = {
   signIn: (token: string) => call<Session>('POST', '/console/api/session', { token }),
   signOut: () => call<undefined>('DELETE', '/console/api/session'),
 
-  accounts: (filter: { name?: string; status?: string; cursor?: string; limit?: number }) => call<Page<Account>>('GET', admin(`/accounts${query(filter)}`)),
+  accounts: (filter: { name?: string; status?: string; sort?: string; order?: string; cursor?: string; limit?: number }) => call<Page<AccountActivity>>('GET', admin(`/accounts${query(filter)}`)),
   account: (id: string) => call<Account>('GET', admin(`/accounts/${segment(id)}`)),
   createAccount: (name: string, balanceUsd: string) => call<Account>('POST', admin('/accounts'), { name, balance_usd: balanceUsd === '' ? '0' : balanceUsd }),
   renameAccount: (id: string, name: string) => call<Account>('PATCH', admin(`/accounts/${segment(id)}`), { name }),

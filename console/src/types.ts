@@ -6,6 +6,7 @@
  */
 
 import type {
+  AccountActivityView,
   AccountUsageView,
   AccountView,
   AdminTokenView,
@@ -26,6 +27,7 @@ export type { Surface } from '../../src/protocol/canonical.js';
 
 // The admin API's answers, as the server writes them (src/admin/view-shapes.ts).
 export type Account = AccountView;
+export type AccountActivity = AccountActivityView;
 export type LedgerEntry = LedgerEntryView;
 export type AdminToken = AdminTokenView;
 export type AuditEntry = AuditEntryView;

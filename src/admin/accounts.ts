@@ -4,10 +4,10 @@
  */
 import { newId } from '../auth/key-secret.js';
 import { formatUsd, MAX_USD_NANOS } from '../billing/money.js';
-import type { AccountCursor, AccountFilter, AccountRecord, LedgerEntry, Page, AccountStore, MoneyStore, TimeRange } from '../store/store.js';
+import type { AccountActivityRecord, AccountFilter, AccountListCursor, AccountRecord, AccountSort, LedgerEntry, Page, AccountStore, MoneyStore, TimeRange } from '../store/store.js';
 import { AdminError } from './admin-error.js';
 import { auditDraft, type Actor } from './audit.js';
-import { parseUsdAmount, requireOrderedRange } from './input.js';
+import { parseUsdAmount, requireOrderedRange, requireValidDate } from './input.js';
 import { isUniqueViolation } from './unique-violation.js';
 import { accountView } from './views.js';
 
@@ -34,12 +34,25 @@ export async function createAccount(store: AccountStore, input: NewAccountInput,
   }
 }
 
-export async function listAccountsPage(
+/** How far back an account list's spend reaches when the query names no `from`. */
+const DEFAULT_SPEND_DAYS = 30;
+
+/**
+ * A page of accounts with their spend over `range` (the 30 days before `to`, or before now, when it
+ * has no `from`) and their last request, sorted on the server.
+ */
+export async function listAccountActivity(
   store: AccountStore,
   filter: AccountFilter,
-  page: { limit: number; after?: AccountCursor },
-): Promise<Page<AccountRecord, AccountCursor>> {
-  return store.listAccountsPage(filter, page);
+  sort: { by: AccountSort; descending: boolean },
+  range: TimeRange,
+  page: { limit: number; after?: AccountListCursor },
+  now: Date = new Date(),
+): Promise<Page<AccountActivityRecord, AccountListCursor>> {
+  const to = range.to === undefined ? undefined : requireValidDate(range.to, 'to');
+  const from = range.from === undefined ? new Date((to ?? now).getTime() - DEFAULT_SPEND_DAYS * 86_400_000) : requireValidDate(range.from, 'from');
+  requireOrderedRange(from, to);
+  return store.listAccountActivity(filter, sort, { from, ...(to === undefined ? {} : { to }) }, page);
 }
 
 export async function renameAccount(store: AccountStore, accountRef: string, newName: string, actor: Actor): Promise<AccountRecord> {

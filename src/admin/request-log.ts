@@ -23,6 +23,8 @@ export interface RequestLogSearch {
   surface?: string;
   status?: number;
   requestId?: string;
+  /** Only the errors: a status of 400 or more, or an error code. */
+  errorsOnly?: boolean;
 }
 
 /**
@@ -96,6 +98,7 @@ async function resolveFilter(store: AccountStore & OperationsStore, search: Requ
     ...(search.surface === undefined ? {} : { surface: search.surface }),
     ...(search.status === undefined ? {} : { status: search.status }),
     ...(search.requestId === undefined ? {} : { requestId: search.requestId }),
+    ...(search.errorsOnly === true ? { errorsOnly: true } : {}),
   };
 }
 

@@ -17,6 +17,13 @@ export interface AccountView {
   low_balance_threshold_usd: string | null;
 }
 
+/** GET /admin/v1/accounts: an account with its spend over the list's range and its last request. */
+export interface AccountActivityView extends AccountView {
+  spend_usd: string;
+  /** Its latest request in the log; null when the log holds none. */
+  last_used_at: string | null;
+}
+
 export interface KeyView {
   id: string;
   account_id: string;
@@ -132,7 +139,11 @@ export interface RequestLogView {
   request_id: string;
   /** Null for a request refused before its key was known (a 401). */
   account_id: string | null;
+  /** The account's name now (null when the row has no account, or it is gone). */
+  account_name: string | null;
   key_id: string | null;
+  /** The key's name now (null when the row has no key, or the key has no name). */
+  key_name: string | null;
   /** The endpoint; null for a `/v1` route other than the creation routes (an unknown one's 404, say). */
   surface: string | null;
   /** Null when refused before a catalog model was named. */

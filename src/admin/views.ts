@@ -6,12 +6,12 @@
 import { formatUsd } from '../billing/money.js';
 import type { ModelPrices } from '../billing/prices.js';
 import { csvLine, toCsvValue } from './csv.js';
-import type { AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, RequestLogRecord } from '../store/store.js';
+import type { AccountActivityRecord, AccountRecord, AdminTokenRecord, ApiKeyRecord, AuditEntry, LedgerEntry, RequestLogRecord } from '../store/store.js';
 import { keyStatus } from './key-status.js';
 import type { AccountUsageSummary, KeyDetails, UsageReport, UsageReportRow, UsageTotals } from './results.js';
-import type { AccountUsageView, AccountView, KeyView, KeyDetailsView, UsageTotalsView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
+import type { AccountActivityView, AccountUsageView, AccountView, KeyView, KeyDetailsView, UsageTotalsView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
 
-export type { AccountUsageView, AccountView, KeyView, KeyBudgetView, KeyBudgetUsageView, KeyDetailsView, UsageTotalsView, UsageRowView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
+export type { AccountActivityView, AccountUsageView, AccountView, KeyView, KeyBudgetView, KeyBudgetUsageView, KeyDetailsView, UsageTotalsView, UsageRowView, UsageReportView, AdminTokenView, LedgerEntryView, AuditEntryView, RequestLogView } from './view-shapes.js';
 
 /** The CSV columns of a usage export, after the group's own (named after the grouping). */
 export const USAGE_CSV_COLUMNS = [
@@ -43,6 +43,11 @@ export function accountView(account: AccountRecord): AccountView {
     created_at: account.createdAt.toISOString(),
     low_balance_threshold_usd: account.lowBalanceThresholdNanos === null ? null : formatUsd(account.lowBalanceThresholdNanos),
   };
+}
+
+/** An account in the sorted list: with its spend over the list's range and its last request. */
+export function accountActivityView(account: AccountActivityRecord): AccountActivityView {
+  return { ...accountView(account), spend_usd: formatUsd(account.spendNanos), last_used_at: account.lastUsedAt === null ? null : account.lastUsedAt.toISOString() };
 }
 
 export function keyView(key: ApiKeyRecord, now: Date = new Date()): KeyView {
@@ -156,7 +161,9 @@ export function requestLogView(record: RequestLogRecord): RequestLogView {
     at: record.at.toISOString(),
     request_id: record.requestId,
     account_id: record.accountId,
+    account_name: record.accountName,
     key_id: record.keyId,
+    key_name: record.keyName,
     surface: record.surface,
     model: record.model,
     target: record.target,
@@ -181,7 +188,9 @@ export const REQUEST_LOG_CSV_COLUMNS = [
   'at',
   'request_id',
   'account_id',
+  'account_name',
   'key_id',
+  'key_name',
   'surface',
   'model',
   'target',

@@ -4,6 +4,7 @@
  * console sessions in console-session-queries.ts. Every change is audited in its own transaction
  * (audited-change.ts) and moves the revision counter.
  */
+import * as activity from './queries/account-activity-queries.js';
 import * as admin from './queries/admin-queries.js';
 import * as alerts from './queries/alert-queries.js';
 import { auditedChange, readAdminToken } from './queries/audited-change.js';
@@ -13,9 +14,11 @@ import * as ledger from './queries/ledger-queries.js';
 import { decodeAccount, decodeApiKey, encodeModels, toEpochMilliseconds, toSafeNumber } from './queries/row-decoding.js';
 import { bumpRevision, StoreCore } from './store-core.js';
 import type {
-  AccountCursor,
+  AccountActivityRecord,
   AccountFilter,
+  AccountListCursor,
   AccountRecord,
+  AccountSort,
   AccountStore,
   AdminTokenRecord,
   ApiKeyRecord,
@@ -30,6 +33,7 @@ import type {
   NewAuditEntry,
   Page,
   PageRequest,
+  TimeRange,
 } from './store.js';
 
 /** Columns of `api_keys` read into a record, prefixed so they can share a row with an account. */
@@ -98,8 +102,8 @@ export class KyselyAccountStore extends StoreCore implements AccountStore {
     return byName === undefined ? undefined : decodeAccount(byName);
   }
 
-  listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>> {
-    return admin.listAccountsPage(this.db, this.engine, filter, page);
+  listAccountActivity(filter: AccountFilter, sort: { by: AccountSort; descending: boolean }, range: TimeRange, page: PageRequest<AccountListCursor>): Promise<Page<AccountActivityRecord, AccountListCursor>> {
+    return activity.listAccountActivity(this.db, this.engine, filter, sort, range, page);
   }
 
   async renameAccount(accountId: string, name: string, audit?: AuditDraft<AccountRecord>): Promise<boolean> {

@@ -257,6 +257,28 @@ export interface AccountFilter {
   status?: 'active' | 'disabled';
 }
 
+/** What the account list sorts by (then by id, in the same direction). */
+export type AccountSort = 'created' | 'name' | 'spend' | 'last_used';
+
+/**
+ * A sorted account list's cursor: the sort and direction it was read in, and the last row's sort
+ * value (epoch milliseconds, a name, or nano-USD as a decimal string) and id.
+ */
+export interface AccountListCursor {
+  sort: AccountSort;
+  descending: boolean;
+  value: string | number;
+  id: string;
+}
+
+/** An account as the sorted list shows it: with its spend over the list's range and its last request. */
+export interface AccountActivityRecord extends AccountRecord {
+  /** Charges in the range, nano-USD. */
+  spendNanos: bigint;
+  /** Its latest request-log row's arrival; null when the log holds none. */
+  lastUsedAt: Date | null;
+}
+
 /** Keys sort by creation time, then id, like accounts. */
 export type KeyCursor = AccountCursor;
 
@@ -345,6 +367,9 @@ export interface RequestLogEntry extends TokenCounts {
 
 export interface RequestLogRecord extends RequestLogEntry {
   id: number;
+  /** The account's and the key's names, joined when the log is read; null when unknown (or the row has none). */
+  accountName: string | null;
+  keyName: string | null;
 }
 
 /** The request log sorts newest first: by arrival, then id. */
@@ -365,6 +390,8 @@ export interface RequestLogFilter {
   surface?: string;
   status?: number;
   requestId?: string;
+  /** Only the errors: a status of 400 or more, or an error code (a stream that failed midway answered 200). */
+  errorsOnly?: boolean;
 }
 
 /**
@@ -521,8 +548,11 @@ export interface AccountStore extends KeyLookup {
    * disabling ends the console sessions its keys opened (enabling it again does not bring them back).
    */
   setAccountDisabled(accountId: string, disabled: boolean, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
-  /** One page of accounts, oldest first. */
-  listAccountsPage(filter: AccountFilter, page: PageRequest<AccountCursor>): Promise<Page<AccountRecord, AccountCursor>>;
+  /**
+   * One page of accounts with their spend in `range` (charges) and their last request, sorted by
+   * creation, name, spend or last use, on the server.
+   */
+  listAccountActivity(filter: AccountFilter, sort: { by: AccountSort; descending: boolean }, range: TimeRange, page: PageRequest<AccountListCursor>): Promise<Page<AccountActivityRecord, AccountListCursor>>;
   /** Returns false when no such account exists. */
   renameAccount(accountId: string, name: string, audit?: AuditDraft<AccountRecord>): Promise<boolean>;
   /**

@@ -87,16 +87,16 @@ describe.skipIf(missing !== null)('console usage and requests by endpoint, in Ch
     const list = page.getByRole('region', { name: 'Request list' });
     const rows = list.locator('tbody tr');
     await eventually(() => rows.count()).toBe(3);
-    expect(await list.locator('thead th').allTextContents()).toEqual(['When', 'Endpoint', 'Model', 'Status', 'Tokens in / out', 'Cost', 'Latency', 'Request id']);
-    expect(await rows.locator('td:nth-child(2)').allTextContents()).toEqual(['/v1/embeddings', '/v1/embeddings', '/v1/embeddings']);
-    expect(await rows.locator('td:nth-child(4)').allTextContents()).toEqual(['404 model_not_found', '200', '200']);
+    expect(await list.locator('thead th').allTextContents()).toEqual(['When', 'Request id', 'Account', 'Key', 'Endpoint', 'Model', 'Status', 'Tokens in / out', 'Cost', 'Latency']);
+    expect(await rows.locator('td[data-label="Endpoint"]').allTextContents()).toEqual(['/v1/embeddings', '/v1/embeddings', '/v1/embeddings']);
+    expect(await rows.locator('td[data-label="Status"]').allTextContents()).toEqual(['404 model_not_found', '200', '200']);
     expect(await page.getByRole('link', { name: 'Export these requests as CSV' }).getAttribute('href')).toBe('/admin/v1/requests?surface=embeddings&format=csv');
     await screenshots(page, 'requests-by-endpoint');
 
     await page.getByLabel('Endpoint').selectOption({ label: '/v1/responses' });
     await page.getByRole('button', { name: 'Filter' }).click();
     await eventually(() => new URL(page.url()).search).toBe('?surface=responses');
-    await eventually(() => rows.locator('td:last-child').allTextContents()).toEqual([sent.get('responses')]);
+    await eventually(() => rows.locator('td[data-label="Request id"]').allTextContents()).toEqual([sent.get('responses')]);
 
     await page.getByLabel('Endpoint').selectOption({ label: 'Any' });
     await page.getByRole('button', { name: 'Filter' }).click();

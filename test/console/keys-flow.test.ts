@@ -96,8 +96,8 @@ describe.skipIf(missing !== null)('console keys, request log and charts, in Chro
       return rows.count();
     }).toBe(1);
     expect(await page.getByLabel('Model').inputValue()).toBe('model-5.6');
-    expect(await rows.first().locator('td').nth(3).textContent()).toBe('200');
-    costUsd = (await rows.first().locator('td').nth(5).locator('.amount').getAttribute('title'))?.replace(/ USD$/, '') ?? '';
+    expect(await rows.first().locator('td[data-label="Status"]').textContent()).toBe('200');
+    costUsd = (await rows.first().locator('td[data-label="Cost"]').locator('.amount').getAttribute('title'))?.replace(/ USD$/, '') ?? '';
     expect(costUsd).toMatch(/^0\.\d+$/);
     await screenshots(page, 'requests');
 
@@ -117,7 +117,7 @@ describe.skipIf(missing !== null)('console keys, request log and charts, in Chro
       return { status: answer.status, text: await answer.text() };
     }, href);
     expect(csv.status).toBe(200);
-    expect(csv.text.split('\n')[0]).toMatch(/^at,request_id,account_id,key_id,/);
+    expect(csv.text.split('\n')[0]).toMatch(/^at,request_id,account_id,account_name,key_id,key_name,/);
     expect(csv.text).toContain(requestId);
 
     await rows.first().getByRole('link', { name: requestId }).click();

@@ -72,7 +72,7 @@ describe('admin OpenAPI document', () => {
     expect(JSON.stringify(debit?.requestBody)).toContain('amount_usd');
     expect(JSON.stringify(debit?.requestBody)).toContain('reason');
     const list = document.paths['/admin/v1/accounts']?.get;
-    expect(list?.parameters?.map((parameter) => `${parameter.in}:${parameter.name}`).sort()).toEqual(['query:cursor', 'query:limit', 'query:name', 'query:status']);
+    expect(list?.parameters?.map((parameter) => `${parameter.in}:${parameter.name}`).sort()).toEqual(['query:cursor', 'query:from', 'query:limit', 'query:name', 'query:order', 'query:sort', 'query:status', 'query:to']);
   });
 
   it('declares every request body closed: an unknown field is refused (additionalProperties false)', () => {

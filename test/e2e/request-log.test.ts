@@ -220,7 +220,7 @@ describe.each(engines)('request log on %s', (engine) => {
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(response.headers.get('content-disposition')).toBe('attachment; filename="requests.csv"');
     const { header, records } = parseCsvRecords(await response.text());
-    expect(header).toEqual(['at', 'request_id', 'account_id', 'key_id', 'surface', 'model', 'target', 'status', 'error_code', 'stream', 'latency_ms', 'first_byte_ms', 'input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'output_tokens', 'reasoning_tokens', 'cost_usd']);
+    expect(header).toEqual(['at', 'request_id', 'account_id', 'account_name', 'key_id', 'key_name', 'surface', 'model', 'target', 'status', 'error_code', 'stream', 'latency_ms', 'first_byte_ms', 'input_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'output_tokens', 'reasoning_tokens', 'cost_usd']);
     expect(records).toHaveLength(3);
     for (const [index, record] of records.entries()) {
       const row = json[index] ?? {};

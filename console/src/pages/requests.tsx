@@ -1,7 +1,8 @@
 /**
- * The request log: filters (time range, account, key, model, endpoint, status) kept in the
- * address, pages by cursor, a request's detail (`request_id` in the address), and the CSV export
- * of every matching row (a plain link: the browser downloads it with the session cookie).
+ * The request log: filters (time range, account, key, model, endpoint, status, a request id, errors
+ * only) kept in the address, newest first, pages by cursor, each row's account and key by name (the
+ * server joins them), a request's detail (`request_id` in the address), and the CSV export of every
+ * matching row (a plain link: the browser downloads it with the session cookie).
  */
 import { Fragment, type ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
@@ -17,12 +18,19 @@ import { ENDPOINTS, endpointLabel } from '../endpoints';
 import type { Page, RequestLogEntry } from '../types';
 import { useLoad } from '../use-load';
 
-const FILTERS = ['from', 'to', 'account', 'key', 'model', 'surface', 'status'] as const;
+/** The filters as the address names them: `id` searches by request id (`request_id` opens one request's detail). */
+const FILTERS = ['from', 'to', 'account', 'key', 'model', 'surface', 'status', 'id', 'errors'] as const;
 type FilterName = (typeof FILTERS)[number];
+type AddressFilter = Partial<Record<FilterName, string>>;
+
+/** The admin API's filter for the address's. */
+function apiFilter({ id, ...rest }: AddressFilter): RequestFilter {
+  return { ...rest, ...(id === undefined ? {} : { request_id: id }) };
+}
 
 export function RequestsPage() {
   const location = useLocation();
-  const filter: RequestFilter = {};
+  const filter: AddressFilter = {};
   for (const name of FILTERS) {
     const value = location.query[name];
     if (value !== undefined && value !== '') filter[name] = value;
@@ -45,17 +53,22 @@ export function RequestsPage() {
       <PageHeading title="Request log" />
       <FilterForm key={signature} filter={filter} onFilter={(next) => location.route(`/console/requests${query({ ...next })}`)} />
       <p>
-        <a href={api.requestsCsvUrl(filter)} download="requests.csv">
+        <a href={api.requestsCsvUrl(apiFilter(filter))} download="requests.csv">
           Export these requests as CSV
         </a>
       </p>
-      <RequestList key={signature} load={(cursor) => api.requests(filter, cursor)} detailHref={(entry) => `/console/requests${query({ ...filter, request_id: entry.request_id })}`} />
+      <RequestList
+        key={signature}
+        names
+        load={(cursor) => api.requests(apiFilter(filter), cursor)}
+        detailHref={(entry) => `/console/requests${query({ ...filter, request_id: entry.request_id })}`}
+      />
     </>
   );
 }
 
-function FilterForm({ filter, onFilter }: { filter: RequestFilter; onFilter: (filter: RequestFilter) => void }) {
-  const [draft, setDraft] = useState<RequestFilter>(filter);
+function FilterForm({ filter, onFilter }: { filter: AddressFilter; onFilter: (filter: AddressFilter) => void }) {
+  const [draft, setDraft] = useState<AddressFilter>(filter);
   const field = (name: FilterName, label: string, type: 'text' | 'date' = 'text') => (
     <div class="field">
       <label for={`filter-${name}`}>{label}</label>
@@ -92,13 +105,29 @@ function FilterForm({ filter, onFilter }: { filter: RequestFilter; onFilter: (fi
         </select>
       </div>
       {field('status', 'HTTP status')}
+      {field('id', 'Request id')}
+      <div class="field checkbox-field">
+        <input id="filter-errors" type="checkbox" checked={draft.errors === 'true'} onChange={(event) => setDraft({ ...draft, errors: event.currentTarget.checked ? 'true' : '' })} />
+        <label for="filter-errors">Errors only</label>
+      </div>
       <button type="submit">Filter</button>
     </form>
   );
 }
 
-/** Requests, newest first, page by page; used by the operators' log and the key holder's own. */
-export function RequestList({ load, detailHref }: { load: (cursor: string | undefined) => Promise<Page<RequestLogEntry>>; detailHref?: (entry: RequestLogEntry) => string }) {
+/**
+ * Requests, newest first, page by page; used by the operators' log (with each row's account and key,
+ * `names`) and the key holder's own.
+ */
+export function RequestList({
+  load,
+  detailHref,
+  names = false,
+}: {
+  load: (cursor: string | undefined) => Promise<Page<RequestLogEntry>>;
+  detailHref?: (entry: RequestLogEntry) => string;
+  names?: boolean;
+}) {
   const pages = usePages();
   const list = useLoad(() => load(pages.cursor), [pages.cursor]);
   return (
@@ -117,6 +146,13 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
             <thead>
               <tr>
                 <th scope="col">When</th>
+                <th scope="col">Request id</th>
+                {names ? (
+                  <>
+                    <th scope="col">Account</th>
+                    <th scope="col">Key</th>
+                  </>
+                ) : null}
                 <th scope="col">Endpoint</th>
                 <th scope="col">Model</th>
                 <th scope="col">Status</th>
@@ -129,7 +165,6 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
                 <th scope="col" class="number">
                   Latency
                 </th>
-                <th scope="col">Request id</th>
               </tr>
             </thead>
             <tbody>
@@ -138,10 +173,25 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
                   <td data-label="When" class="wraps-words">
                     <Time iso={entry.at} />
                   </td>
-                  <td data-label="Endpoint" class="wraps-words">
-                    {endpointLabel(entry.surface)}
+                  <td data-label="Request id" class="request-id">
+                    {detailHref === undefined ? <code>{entry.request_id}</code> : <a href={detailHref(entry)}><code>{entry.request_id}</code></a>}
                   </td>
-                  <td data-label="Model">{entry.model ?? ''}</td>
+                  {names ? (
+                    <>
+                      <td data-label="Account" class="wraps-words">
+                        <AccountName entry={entry} />
+                      </td>
+                      <td data-label="Key" class="wraps-words">
+                        <KeyName entry={entry} />
+                      </td>
+                    </>
+                  ) : null}
+                  <td data-label="Endpoint" class="wraps-words">
+                    <BreakablePath path={endpointLabel(entry.surface)} />
+                  </td>
+                  <td data-label="Model" class="wraps-words">
+                    {entry.model ?? ''}
+                  </td>
                   <td data-label="Status" class="wraps-words">
                     {entry.status}
                     {entry.error_code === null ? '' : ` ${entry.error_code}`}
@@ -155,9 +205,6 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
                   <td data-label="Latency" class="number">
                     {entry.latency_ms} ms
                   </td>
-                  <td data-label="Request id" class="request-id">
-                    {detailHref === undefined ? <code>{entry.request_id}</code> : <a href={detailHref(entry)}><code>{entry.request_id}</code></a>}
-                  </td>
                 </tr>
               ))}
             </tbody>
@@ -169,6 +216,37 @@ export function RequestList({ load, detailHref }: { load: (cursor: string | unde
   );
 }
 
+/**
+ * An endpoint's path that may wrap before each of its inner slashes: with the account and key
+ * columns the log's table is otherwise too wide for its frame at 1440 px (the model and the
+ * status with its error code wrap too, at their hyphens and spaces).
+ */
+function BreakablePath({ path }: { path: string }) {
+  const parts = path.split(/(?=\/)/);
+  return (
+    <>
+      {parts.map((part, index) => (
+        <Fragment key={index}>
+          {index > 0 ? <wbr /> : null}
+          {part}
+        </Fragment>
+      ))}
+    </>
+  );
+}
+
+/** The row's account by name (its id when it has gone), linked to its page; nothing for a refusal before a key was known. */
+function AccountName({ entry }: { entry: RequestLogEntry }) {
+  if (entry.account_id === null) return <span class="muted">none</span>;
+  return <a href={`/console/accounts/${encodeURIComponent(entry.account_id)}`}>{entry.account_name ?? entry.account_id}</a>;
+}
+
+/** The row's key by name (its id when it has none), linked to its page. */
+function KeyName({ entry }: { entry: RequestLogEntry }) {
+  if (entry.key_id === null) return <span class="muted">none</span>;
+  return <a href={`/console/keys/${encodeURIComponent(entry.key_id)}`}>{entry.key_name ?? <code>{entry.key_id}</code>}</a>;
+}
+
 function RequestDetail({ load, requestId }: { load: () => Promise<Page<RequestLogEntry>>; requestId: string }) {
   const answer = useLoad(load, [requestId]);
   if (answer.data === undefined) return answer.loading ? <Loading what="the request" /> : <ErrorNotice error={answer.error} />;
@@ -177,8 +255,8 @@ function RequestDetail({ load, requestId }: { load: () => Promise<Page<RequestLo
   const rows: Array<[string, ComponentChildren]> = [
     ['Request id', <code>{entry.request_id}</code>],
     ['When', <Time iso={entry.at} />],
-    ['Account', entry.account_id === null ? 'none (refused before a key was known)' : <a href={`/console/accounts/${encodeURIComponent(entry.account_id)}`}>{entry.account_id}</a>],
-    ['Key', entry.key_id === null ? 'none' : <a href={`/console/keys/${encodeURIComponent(entry.key_id)}`}>{entry.key_id}</a>],
+    ['Account', entry.account_id === null ? 'none (refused before a key was known)' : <><AccountName entry={entry} /> (<code>{entry.account_id}</code>)</>],
+    ['Key', entry.key_id === null ? 'none' : <><KeyName entry={entry} /> (<code>{entry.key_id}</code>)</>],
     ['Endpoint', entry.surface === null ? 'none' : `${endpointLabel(entry.surface)} (${entry.surface})`],
     ['Model', entry.model ?? 'none'],
     ['Target', entry.target ?? 'none tried'],

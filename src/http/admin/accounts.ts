@@ -4,20 +4,22 @@ import {
   createAccount,
   creditAccount,
   debitAccount,
-  listAccountsPage,
+  listAccountActivity,
   listLedgerPage,
   requireAccount,
   setAccountDisabled,
   updateAccount,
 } from '../../admin/accounts.js';
-import { accountView, ledgerEntryView } from '../../admin/views.js';
+import { accountActivityView, accountView, ledgerEntryView } from '../../admin/views.js';
+import type { AccountSort } from '../../store/store.js';
 import { requireRole } from './auth.js';
 import { actorOf, type AdminApp, type AdminRouteDeps } from './context.js';
-import { decodeAccountCursor, decodeIdCursor, encodeAccountCursor, encodeIdCursor } from './cursor.js';
+import { decodeAccountListCursor, decodeIdCursor, encodeAccountListCursor, encodeIdCursor } from './cursor.js';
 import { instants, timeRangeQuery } from './requests.js';
-import { accountSchema, errorResponses, errorSchema, ledgerEntrySchema, pageOf, pageQuery, usdAmount } from './schemas.js';
+import { accountActivitySchema, accountSchema, errorResponses, errorSchema, ledgerEntrySchema, pageOf, pageQuery, usdAmount } from './schemas.js';
 
 const tags = ['accounts'];
+const ACCOUNT_SORTS = ['created', 'name', 'spend', 'last_used'] as const satisfies readonly AccountSort[];
 const accountParams = z.object({ account: z.string().min(1).max(200).describe('Account id or name.') });
 const adjustment = z
   .object({
@@ -48,17 +50,22 @@ export function registerAccountRoutes(app: AdminApp, deps: AdminRouteDeps): void
     ...read,
     schema: {
       tags,
-      summary: 'List accounts, oldest first',
+      summary: "List accounts with each one's spend over a time range and its last request, sorted on the server (oldest first unless `sort` says otherwise)",
       querystring: pageQuery.extend({
         name: z.string().max(200).optional().describe('Only accounts whose name contains this text.'),
         status: z.enum(['active', 'disabled']).optional(),
-      }),
-      response: { 200: pageOf(accountSchema), ...errorResponses },
+        sort: z.enum(ACCOUNT_SORTS).default('created').describe('`created`, `name`, `spend` (over `from`/`to`) or `last_used` (the latest request in the log); ties by id.'),
+        order: z.enum(['asc', 'desc']).optional().describe('Ascending or descending; by default ascending for `created` and `name`, descending (largest, latest first) for `spend` and `last_used`, where never-used accounts come last.'),
+        ...timeRangeQuery,
+      }).describe('`from`/`to` bound the spend: by default the 30 days before `to`, or before now.'),
+      response: { 200: pageOf(accountActivitySchema), ...errorResponses },
     },
   }, async (request) => {
-    const { limit, cursor, name, status } = request.query;
-    const page = await listAccountsPage(store, { nameContains: name, status }, { limit, after: decodeAccountCursor(cursor) });
-    return { data: page.rows.map((account) => accountView(account)), has_more: page.next !== undefined, next_cursor: encodeAccountCursor(page.next) };
+    const { limit, cursor, name, status, sort: by, order, from, to } = request.query;
+    const sort = { by, descending: (order ?? (by === 'spend' || by === 'last_used' ? 'desc' : 'asc')) === 'desc' };
+    const after = decodeAccountListCursor(cursor, sort);
+    const page = await listAccountActivity(store, { nameContains: name, status }, sort, instants(from, to), { limit, ...(after === undefined ? {} : { after }) });
+    return { data: page.rows.map(accountActivityView), has_more: page.next !== undefined, next_cursor: encodeAccountListCursor(page.next) };
   });
 
   app.get('/accounts/:account', {

@@ -3,7 +3,7 @@
  * so a tampered or foreign cursor is a 400 naming `cursor`, never a query on junk.
  */
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { AccountCursor, RequestLogCursor } from '../../store/store.js';
+import type { AccountCursor, AccountListCursor, AccountSort, RequestLogCursor } from '../../store/store.js';
 
 function encode(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
@@ -43,6 +43,23 @@ export function decodeAccountCursor(cursor: string | undefined): AccountCursor |
     return { createdAt: new Date(value.t as number), id: value.id };
   }
   throw invalidCursor();
+}
+
+export function encodeAccountListCursor(cursor: AccountListCursor | undefined): string | null {
+  return cursor === undefined ? null : encode({ s: cursor.sort, d: cursor.descending, v: cursor.value, id: cursor.id });
+}
+
+/** A sorted account list's cursor; one read in another sort or direction is refused, as its value means nothing here. */
+export function decodeAccountListCursor(cursor: string | undefined, sort: { by: AccountSort; descending: boolean }): AccountListCursor | undefined {
+  if (cursor === undefined) return undefined;
+  const value = decode(cursor);
+  if (typeof value !== 'object' || value === null || !('s' in value && 'd' in value && 'v' in value && 'id' in value)) throw invalidCursor();
+  if (value.s !== sort.by || value.d !== sort.descending || typeof value.id !== 'string') throw invalidCursor();
+  const sortValue = value.v;
+  const fits =
+    sort.by === 'name' ? typeof sortValue === 'string' : sort.by === 'spend' ? typeof sortValue === 'string' && /^\d{1,30}$/.test(sortValue) : Number.isSafeInteger(sortValue);
+  if (!fits) throw invalidCursor();
+  return { sort: sort.by, descending: sort.descending, value: sortValue as string | number, id: value.id };
 }
 
 export function encodeRequestLogCursor(cursor: RequestLogCursor | undefined): string | null {

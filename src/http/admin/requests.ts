@@ -51,6 +51,10 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
         surface: requestLogSurface.optional().describe('The endpoint the request was sent to.'),
         status: z.coerce.number().int().min(100).max(599).optional().describe('HTTP status of the answer.'),
         request_id: z.string().max(200).optional().describe('The `x-request-id` of one request.'),
+        errors: z
+          .enum(['true', 'false'])
+          .optional()
+          .describe('`true`: only the errors, a status of 400 or more or an error code (a stream that failed midway answered 200).'),
         cursor: pageQuery.shape.cursor.describe(`\`next_cursor\` of the previous page; with \`format=csv\`, the \`${NEXT_CURSOR_TRAILER}\` trailer of the previous export.`),
         format: exportFormat,
       }),
@@ -66,6 +70,7 @@ export function registerRequestLogRoutes(app: AdminApp, deps: AdminRouteDeps): v
       ...(query.surface === undefined ? {} : { surface: query.surface }),
       ...(query.status === undefined ? {} : { status: query.status }),
       ...(query.request_id === undefined ? {} : { requestId: query.request_id }),
+      ...(query.errors === 'true' ? { errorsOnly: true } : {}),
     };
     if (query.format === 'csv') {
       // The filter is checked and the first page read before the first byte: a refusal is an error answer.

@@ -56,6 +56,13 @@ export const accountSchema = z
   })
   .meta({ id: 'Account' });
 
+export const accountActivitySchema = accountSchema
+  .extend({
+    spend_usd: z.string().describe("Charges over the list's `from`/`to` (the last 30 days by default)."),
+    last_used_at: z.string().nullable().describe('Its latest request in the request log; null when the log holds none.'),
+  })
+  .meta({ id: 'AccountActivity' });
+
 export const ledgerEntrySchema = z
   .object({
     id: z.number().int(),

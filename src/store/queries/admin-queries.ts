@@ -1,14 +1,11 @@
 /**
- * Admin tokens, the audit log, and the paginated listings the admin API reads (accounts, ledger,
- * audit). Pagination is by keyset (a cursor names the last row seen), so pages stay stable while
+ * Admin tokens, the audit log, and the paginated listings the admin API reads (ledger, audit; the
+ * account list is account-activity-queries.ts). Pagination is by keyset (a cursor names the last row seen), so pages stay stable while
  * rows are appended and no query scans what it skips.
  */
 import type { Kysely } from 'kysely';
-import type { Database, StoreEngine } from '../schema.js';
+import type { Database } from '../schema.js';
 import type {
-  AccountCursor,
-  AccountFilter,
-  AccountRecord,
   AdminTokenRecord,
   AuditEntry,
   AuditFilter,
@@ -18,7 +15,7 @@ import type {
   PageRequest,
   TimeRange,
 } from '../store.js';
-import { decodeAccount, decodeAdminToken, decodeLedgerEntry, StoreDataError, toDate, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
+import { decodeAdminToken, decodeLedgerEntry, StoreDataError, toDate, toEpochMilliseconds, toNullableText, toSafeNumber, toText } from './row-decoding.js';
 
 export async function createAdminToken(db: Kysely<Database>, token: AdminTokenRecord): Promise<void> {
   await db
@@ -94,27 +91,6 @@ export async function listLedgerPage(db: Kysely<Database>, accountId: string, ra
   if (page.after !== undefined) query = query.where('id', '<', page.after);
   const rows = await query.orderBy('id', 'desc').limit(page.limit + 1).execute();
   return pageOf(rows.map(decodeLedgerEntry), page.limit, (entry) => entry.id);
-}
-
-export async function listAccountsPage(
-  db: Kysely<Database>,
-  engine: StoreEngine,
-  filter: AccountFilter,
-  page: PageRequest<AccountCursor>,
-): Promise<Page<AccountRecord, AccountCursor>> {
-  let query = db.selectFrom('accounts').selectAll();
-  if (filter.nameContains !== undefined) {
-    // instr/strpos: a plain substring test, with none of LIKE's wildcards to escape.
-    query = query.where((eb) => eb(eb.fn(engine === 'postgres' ? 'strpos' : 'instr', ['name', eb.val(filter.nameContains)]), '>', 0));
-  }
-  if (filter.status !== undefined) query = query.where('disabled', '=', filter.status === 'disabled' ? 1 : 0);
-  const after = page.after;
-  if (after !== undefined) {
-    const createdAt = toEpochMilliseconds(after.createdAt, 'cursor');
-    query = query.where((eb) => eb.or([eb('created_at', '>', BigInt(createdAt)), eb.and([eb('created_at', '=', BigInt(createdAt)), eb('id', '>', after.id)])]));
-  }
-  const rows = await query.orderBy('created_at', 'asc').orderBy('id', 'asc').limit(page.limit + 1).execute();
-  return pageOf(rows.map(decodeAccount), page.limit, (account) => ({ createdAt: account.createdAt, id: account.id }));
 }
 
 /** The page of `rows` (read with one row beyond `limit`, to tell whether another page follows). */

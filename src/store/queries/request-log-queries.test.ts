@@ -63,10 +63,10 @@ describe.each(engines)('request log queries on %s', (engine) => {
     await store.appendRequestLog([first, second]);
     await store.appendRequestLog([]);
     const rows = await everything({ requestId: 'req_fields_2' });
-    expect(rows).toEqual([{ ...second, id: expect.any(Number) }]);
+    expect(rows).toEqual([{ ...second, id: expect.any(Number), accountName: null, keyName: null }]);
     const both = (await everything({ from: new Date(START + 1_000), to: new Date(START + 2_001) })).map((row) => row.requestId);
     expect(both).toEqual(['req_fields_2', 'req_fields_1']);
-    expect((await everything({ requestId: 'req_fields_1' }))[0]).toEqual({ ...first, id: expect.any(Number) });
+    expect((await everything({ requestId: 'req_fields_1' }))[0]).toEqual({ ...first, id: expect.any(Number), accountName: null, keyName: null });
   });
 
   it('leaves the bodies unread with bodies: false, every other field as with them', async () => {
@@ -97,17 +97,24 @@ describe.each(engines)('request log queries on %s', (engine) => {
     expect((await everything({ requestId: 'req_clamp' }))[0]).toMatchObject({ latencyMs: 0, firstByteMs: 2_147_483_647 });
   });
 
-  it('filters by time range, account, key, model, status and request id, and combines them', async () => {
+  it('filters by time range, account, key, model, status, request id and errors only, and combines them', async () => {
     const base = START + 10 * DAY;
     await store.appendRequestLog([
       entry({ requestId: 'req_f1', at: new Date(base), accountId: 'acct_f1', keyId: 'key_f1', model: 'model-a' }),
       entry({ requestId: 'req_f2', at: new Date(base + 1), accountId: 'acct_f1', keyId: 'key_f2', model: 'model-b', status: 403, errorCode: 'insufficient_quota' }),
       entry({ requestId: 'req_f3', at: new Date(base + 2), accountId: 'acct_f2', keyId: 'key_f3', model: 'model-b' }),
+      // A stream cut midway: 200, with the code the client was sent.
+      entry({ requestId: 'req_f4', at: new Date(base + 3), accountId: 'acct_f2', keyId: 'key_f3', model: 'model-b', stream: true, errorCode: 'upstream_error' }),
+      // A 4xx with no code of its own still counts.
+      entry({ requestId: 'req_f5', at: new Date(base + 4), accountId: 'acct_f2', keyId: 'key_f3', model: 'model-a', status: 404 }),
     ]);
+    const window = { from: new Date(base), to: new Date(base + 5) };
     const ids = async (filter: Parameters<Store['listRequestLog']>[0]) => (await everything(filter)).map((row) => row.requestId);
     expect(await ids({ accountId: 'acct_f1' })).toEqual(['req_f2', 'req_f1']);
-    expect(await ids({ keyId: 'key_f3' })).toEqual(['req_f3']);
-    expect(await ids({ model: 'model-b', from: new Date(base) })).toEqual(['req_f3', 'req_f2']);
+    expect(await ids({ keyId: 'key_f3' })).toEqual(['req_f5', 'req_f4', 'req_f3']);
+    expect(await ids({ model: 'model-b', ...window })).toEqual(['req_f4', 'req_f3', 'req_f2']);
+    expect(await ids({ errorsOnly: true, ...window })).toEqual(['req_f5', 'req_f4', 'req_f2']);
+    expect(await ids({ errorsOnly: true, accountId: 'acct_f2', model: 'model-b' })).toEqual(['req_f4']);
     expect(await ids({ status: 403 })).toEqual(['req_f2']);
     expect(await ids({ requestId: 'req_f1' })).toEqual(['req_f1']);
     expect(await ids({ from: new Date(base + 1), to: new Date(base + 2) })).toEqual(['req_f2']);
