@@ -18,6 +18,7 @@ import { registerAlertRoutes } from './alerts.js';
 import { registerAuditRoutes } from './audit.js';
 import { registerRequestLogRoutes } from './requests.js';
 import { registerCatalogRoutes } from './catalog.js';
+import { registerCatalogVersionRoutes } from './catalog-versions.js';
 import { registerKeyRoutes } from './keys.js';
 import { createAdminAuthentication, requireRole } from './auth.js';
 import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
@@ -80,6 +81,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminApiDeps): void
       registerAuditRoutes(typed, deps);
       registerRequestLogRoutes(typed, deps);
       registerCatalogRoutes(typed, deps);
+      registerCatalogVersionRoutes(typed, deps);
       registerAlertRoutes(typed, deps);
       registerKeyRoutes(typed, deps);
       typed.get('/openapi.json', { preValidation: requireRole('viewer'), schema: { hide: true } }, async () => scope.swagger());

@@ -24,6 +24,7 @@ import { alertsMigration } from './0009-alerts.js';
 import { consoleSessionsMigration } from './0010-console-sessions.js';
 import { setBasedHoldBatchesMigration } from './0011-set-based-hold-batches.js';
 import { chargeSurfacesMigration } from './0012-charge-surfaces.js';
+import { catalogVersionsMigration } from './0013-catalog-versions.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -40,6 +41,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0010-console-sessions': consoleSessionsMigration(),
     '0011-set-based-hold-batches': setBasedHoldBatchesMigration(engine),
     '0012-charge-surfaces': chargeSurfacesMigration(engine),
+    '0013-catalog-versions': catalogVersionsMigration(),
   };
 }
 
