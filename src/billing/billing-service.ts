@@ -31,6 +31,11 @@ export interface Hold {
   /** Catalog model id: its prices settle the hold. */
   model: string;
   amountNanos: bigint;
+  /**
+   * The model's prices when the hold opened: the hold settles at them even when the catalog
+   * changes meanwhile (docs/architecture.md, "The catalog at runtime"); absent: the current ones.
+   */
+  prices?: ModelPrices;
 }
 
 export interface BillingServiceDeps {
@@ -67,8 +72,8 @@ const NO_BOUND: InputBound = Object.freeze({ marginPercent: 0, imageTokens: 765 
 
 export class BillingService {
   private readonly store: MoneyStore;
-  private readonly prices: ReadonlyMap<string, ModelPrices>;
-  private readonly inputBounds: ReadonlyMap<string, InputBound>;
+  private prices: ReadonlyMap<string, ModelPrices>;
+  private inputBounds: ReadonlyMap<string, InputBound>;
   private readonly now: () => Date;
   private readonly holdTtlMilliseconds: number;
   private readonly keyBudget: (keyId: string) => Promise<KeyBudget | undefined>;
@@ -85,6 +90,15 @@ export class BillingService {
     this.holdTtlMilliseconds = deps.holdTtlSeconds * 1_000;
     this.keyBudget = deps.keyBudget ?? (async (keyId) => (await deps.store.findKey(keyId))?.budget);
     this.spendable = deps.spendable;
+  }
+
+  /**
+   * A new catalog version's prices and input bounds, for holds opened from now on; open holds
+   * keep the prices they opened with.
+   */
+  usePrices(prices: ReadonlyMap<string, ModelPrices>, inputBounds: ReadonlyMap<string, InputBound>): void {
+    this.prices = prices;
+    this.inputBounds = inputBounds;
   }
 
   /** The model's input margin and image allowance (what the request body is bounded with). */
@@ -130,6 +144,7 @@ export class BillingService {
     /** The most units billed each the request can use (images asked for, the file's duration). */
     units?: PricedUnits;
   }): Promise<Hold> {
+    const prices = this.pricesOf(input.model);
     const amountNanos = this.holdAmount(input.model, input.inputTokenBound, input.maxOutputTokens, input.units);
     const hold: Hold = {
       id: `hold_${idSuffix()}`,
@@ -138,6 +153,7 @@ export class BillingService {
       requestId: input.requestId,
       model: input.model,
       amountNanos,
+      prices,
     };
     const budget = await this.keyBudget(input.keyId);
     let opened: boolean;
@@ -180,7 +196,7 @@ export class BillingService {
 
   /** What `usage` costs against `hold`, capped at it: what an expired hold would settle. */
   cappedCost(hold: Hold, usage: Usage): bigint {
-    const cost = costOf(usage, this.pricesOf(hold.model));
+    const cost = costOf(usage, hold.prices ?? this.pricesOf(hold.model));
     return cost < hold.amountNanos ? cost : hold.amountNanos;
   }
 
@@ -195,7 +211,7 @@ export class BillingService {
   }
 
   private chargeFor(hold: Hold, usage: Usage): Charge {
-    const cost = costOf(usage, this.pricesOf(hold.model));
+    const cost = costOf(usage, hold.prices ?? this.pricesOf(hold.model));
     const costNanos = cost < hold.amountNanos ? cost : hold.amountNanos;
     return {
       requestId: hold.requestId,

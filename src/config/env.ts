@@ -16,6 +16,8 @@ export const ENV = {
   drainSeconds: 'TOLLGATE_DRAIN_SECONDS',
   /** 32 bytes, base64: the key compaction summaries are sealed with (README, "Compaction"); random per process when unset. */
   sealKey: 'TOLLGATE_SEAL_KEY',
+  /** 32 bytes, base64: the key upstream secrets entered through the admin API are sealed with (README, "Catalog at runtime"). */
+  secretsKey: 'TOLLGATE_SECRETS_KEY',
   testPostgresUrl: 'TOLLGATE_TEST_POSTGRES_URL',
   testRedisUrl: 'TOLLGATE_TEST_REDIS_URL',
 } as const;

@@ -36,22 +36,7 @@ export function parseConfig(raw: unknown, source = 'config'): ConfigFile {
   const result = configFileSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(`${source} is not valid:\n${describeIssues(result.error.issues)}`);
   const config = result.data;
-  const problems: string[] = [];
-  const providerNames = new Set<string>();
-  config.providers.forEach((provider, index) => {
-    if (providerNames.has(provider.name)) problems.push(`- providers[${index}].name: duplicate provider name "${provider.name}"`);
-    providerNames.add(provider.name);
-  });
-  const modelIds = new Set<string>();
-  config.models.forEach((model, index) => {
-    if (modelIds.has(model.id)) problems.push(`- models[${index}].id: duplicate model id "${model.id}"`);
-    modelIds.add(model.id);
-    model.targets.forEach((target, targetIndex) => {
-      if (!providerNames.has(target.provider)) {
-        problems.push(`- models[${index}].targets[${targetIndex}].provider: no provider named "${target.provider}"`);
-      }
-    });
-  });
+  const problems = catalogProblems(config).map((problem) => `- ${problem.path}: ${problem.message}`);
   // The outbox names a webhook by its URL (alerts/alert-events.ts): one entry per URL.
   const webhookUrls = new Set<string>();
   config.alerts.webhooks.forEach((webhook, index) => {
@@ -60,6 +45,25 @@ export function parseConfig(raw: unknown, source = 'config'): ConfigFile {
   });
   if (problems.length > 0) throw new ConfigError(`${source} is not valid:\n${problems.join('\n')}`);
   return deepFreeze(config);
+}
+
+/** What the schema cannot see in a catalog: repeated names and targets naming no provider. */
+export function catalogProblems(catalog: Pick<ConfigFile, 'providers' | 'models'>): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  const providerNames = new Set<string>();
+  catalog.providers.forEach((provider, index) => {
+    if (providerNames.has(provider.name)) problems.push({ path: `providers[${index}].name`, message: `duplicate provider name "${provider.name}"` });
+    providerNames.add(provider.name);
+  });
+  const modelIds = new Set<string>();
+  catalog.models.forEach((model, index) => {
+    if (modelIds.has(model.id)) problems.push({ path: `models[${index}].id`, message: `duplicate model id "${model.id}"` });
+    modelIds.add(model.id);
+    model.targets.forEach((target, targetIndex) => {
+      if (!providerNames.has(target.provider)) problems.push({ path: `models[${index}].targets[${targetIndex}].provider`, message: `no provider named "${target.provider}"` });
+    });
+  });
+  return problems;
 }
 
 /** Loads the catalog from a YAML file, or the built-in demo catalog when no path is given. */

@@ -504,8 +504,28 @@ function isAddressOrRange(value: string): boolean {
   return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
 }
 
+/**
+ * The catalog alone, providers and models (docs/architecture.md, "The catalog at runtime"): what
+ * the admin API's `PUT /catalog/document` takes, validated by the very schemas of the file's.
+ */
+export const catalogDocumentSchema = z
+  .object({
+    providers: z.array(providerSchema).min(1),
+    models: z.array(modelSchema).min(1),
+  })
+  .strict();
+
 export const configFileSchema = z
   .object({
+    /**
+     * Where the catalog (providers, models) comes from: `database` (default) — the file seeds an
+     * empty database, and the admin API changes it from then on, each change a version; `file` —
+     * the file's catalog is served as it is, and the admin API refuses changes (configuration as code).
+     */
+    catalog: z
+      .object({ source: z.enum(['database', 'file']).default('database') })
+      .strict()
+      .default({ source: 'database' }),
     /** How the gateway is reached. */
     server: z
       .object({
@@ -619,6 +639,7 @@ export const configFileSchema = z
   .strict();
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
+export type CatalogDocument = z.infer<typeof catalogDocumentSchema>;
 export type ProviderConfig = z.infer<typeof providerSchema>;
 export type SimulatedProviderConfig = z.infer<typeof simulatedProvider>;
 export type OpenAIProviderConfig = z.infer<typeof openaiProvider>;

@@ -25,7 +25,7 @@ export function isApiRoute(route: string | undefined): boolean {
 }
 
 export function observeApiRequests(app: FastifyInstance, deps: ObserverDeps): void {
-  const requestMetrics = new RequestMetrics(deps.metrics, deps.catalog.keys());
+  const requestMetrics = new RequestMetrics(deps.metrics, deps.catalog.keys(), (id) => deps.catalog.has(id));
   const tracer = deps.tracer;
 
   const ended = (request: FastifyRequest, reply: FastifyReply) => {

@@ -63,6 +63,8 @@ export class RequestMetrics {
   constructor(
     private readonly metrics: Metrics,
     modelIds: Iterable<string>,
+    /** Whether a model id is in the catalog served now (a model added at runtime gets its own label). */
+    private readonly isCatalogModel: (id: string) => boolean = () => false,
   ) {
     for (const id of modelIds) this.byModel.set(id, this.bind(id));
     this.unknownModel = this.byModel.get(UNKNOWN_LABEL) ?? this.bind(UNKNOWN_LABEL);
@@ -73,7 +75,7 @@ export class RequestMetrics {
    * own clock) and `now`, on the clock `outcome.firstByteAt` was taken with.
    */
   record(outcome: RequestOutcome, status: number, elapsedMs: number, now: number): void {
-    const instruments = this.byModel.get(outcome.model) ?? this.unknownModel;
+    const instruments = this.byModel.get(outcome.model) ?? this.bindAdded(outcome.model);
     const timings = this.timings(instruments, surfaceLabel(outcome.surface), status);
     timings.duration.observe(elapsedMs / 1000);
     if (outcome.firstByteAt !== null) {
@@ -96,6 +98,14 @@ export class RequestMetrics {
       byStatus.set(status, timings);
     }
     return timings;
+  }
+
+  /** A model the catalog gained at runtime (docs/architecture.md, "The catalog at runtime"), bound once; anything else is `unknown`. */
+  private bindAdded(model: string): ModelInstruments {
+    if (!this.isCatalogModel(model)) return this.unknownModel;
+    const instruments = this.bind(model);
+    this.byModel.set(model, instruments);
+    return instruments;
   }
 
   private bind(model: string): ModelInstruments {

@@ -22,6 +22,11 @@ export interface RequestLogOptions {
   /** How often expired rows are looked for (the first pass runs soon after start). */
   pruneIntervalMs?: number;
   writer?: Omit<RequestLogWriterOptions, 'write' | 'onDrop' | 'onError' | 'onRecovered'>;
+  /**
+   * The models of the catalog version served now (docs/architecture.md, "The catalog at runtime"),
+   * whose `log_bodies` apply from the next answer on; the file's models when absent.
+   */
+  catalogModels?: () => ConfigFile['models'];
   /** Shown each row as it is recorded (the `slow_answer` alert watches them); must not throw. */
   observe?: (entry: RequestLogEntry) => void;
 }
@@ -63,11 +68,18 @@ export function createRequestLog(options: RequestLogOptions): RequestLog {
   firstPrune.unref();
   pruneTimer.unref();
 
-  const bodyLimits = new Map(options.config.models.flatMap((model) => (model.log_bodies === undefined ? [] : [[model.id, model.log_bodies.max_bytes] as const])));
+  const limitsOf = (models: ConfigFile['models']) => new Map(models.flatMap((model) => (model.log_bodies === undefined ? [] : [[model.id, model.log_bodies.max_bytes] as const])));
+  // Worked out again only when the served version changes (its models are a new array).
+  let limits = { models: options.config.models, byModel: limitsOf(options.config.models) };
+  const bodyLimits = (): ReadonlyMap<string, number> => {
+    const models = options.catalogModels?.() ?? options.config.models;
+    if (models !== limits.models) limits = { models, byModel: limitsOf(models) };
+    return limits.byModel;
+  };
   const answers = new WeakMap<FastifyRequest, string>();
   /** The request as the client sent it and a JSON answer, cut at the model's `log_bodies` size. */
   const bodiesOf = (request: FastifyRequest): CapturedBodies | undefined => {
-    const maxBytes = request.outcome === null ? undefined : bodyLimits.get(request.outcome.model);
+    const maxBytes = request.outcome === null ? undefined : bodyLimits().get(request.outcome.model);
     if (maxBytes === undefined) return undefined;
     const answer = answers.get(request);
     return {
@@ -86,10 +98,10 @@ export function createRequestLog(options: RequestLogOptions): RequestLog {
         writer.record(entry);
         options.observe?.(entry);
       };
-      if (bodyLimits.size > 0) {
-        // Only when some model keeps bodies: a JSON answer as sent (a stream's is not kept).
+      // Only when some model keeps bodies, or may come to at runtime: a JSON answer as sent (a stream's is not kept).
+      if (bodyLimits().size > 0 || options.catalogModels !== undefined) {
         app.addHook('onSend', async (request, _reply, payload) => {
-          if (typeof payload === 'string' && request.outcome !== null && bodyLimits.has(request.outcome.model)) answers.set(request, payload);
+          if (typeof payload === 'string' && request.outcome !== null && bodyLimits().has(request.outcome.model)) answers.set(request, payload);
           return payload;
         });
       }

@@ -21,10 +21,9 @@ import { pricesFromConfig } from '../billing/prices.js';
 import { createSettleRetrier, type SettleRetrier } from '../billing/settle-retry.js';
 import type { ConfigFile } from '../config/schema.js';
 import type { Provider } from '../providers/provider.js';
-import { closeProviders, createProviders } from '../providers/registry.js';
 import { describeDowngrade, downgradedEfforts } from '../providers/shared/effort-budgets.js';
 import type { Limiter } from '../ratelimit/limiter.js';
-import { buildCatalog, type Catalog } from '../routing/catalog.js';
+import type { Catalog } from '../routing/catalog.js';
 import { Router, type RouterOptions } from '../routing/router.js';
 import type { Store } from '../store/store.js';
 import { createAdminServer } from '../http/admin/admin-listener.js';
@@ -38,6 +37,7 @@ import type { RequestTracer } from '../observability/request-tracer.js';
 import { warmUpTokenizer } from '../protocol/tokens.js';
 import type { Sealer } from '../lib/seal.js';
 import { sealerFromEnv } from './seal-key.js';
+import { createCatalogRuntime, type CatalogRuntime } from './catalog-runtime.js';
 
 export interface GatewayOptions {
   config: ConfigFile;
@@ -87,14 +87,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     now,
     checkers: [createLowBalanceChecker(options.store), createKeyBudgetChecker(options.store), createSpendReportChecker(options.store, options.config.alerts.spend_report)],
   });
-  const providers = createProviders(options.config.providers, options.env ?? process.env);
+  const catalogRuntime = createCatalogRuntime({
+    config: options.config,
+    store: options.store,
+    env: options.env ?? process.env,
+    logger: options.logger,
+    retireMs: options.config.billing.hold_ttl_seconds * 1000,
+    onBuilt: (built) => {
+      watchUpstreamKeys(built.providers, { alerts, metrics, logger: options.logger });
+      for (const downgrade of downgradedEfforts(built.catalog)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
+    },
+  });
   const sealer = sealerFromEnv(options.env ?? process.env, options.logger);
   // Before the first request, so that it does not pay for the tokenizer's start (protocol/tokens.ts).
   warmUpTokenizer();
-  const catalog = buildCatalog(options.config.models, providers);
-  for (const downgrade of downgradedEfforts(options.config)) options.logger.warn({ model: downgrade.model, effort: downgrade.effort }, describeDowngrade(downgrade));
+  const catalog = catalogRuntime.live;
   const metrics = options.metrics ?? createMetrics();
-  watchUpstreamKeys(providers, { alerts, metrics, logger: options.logger });
   const rotations = createRotationRecorder(options.store, options.logger, now);
   const router = new Router({
     now,
@@ -117,8 +125,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const authenticator = new Authenticator({ store: options.store, now });
   const billing = new BillingService({
     store: options.store,
-    prices: pricesFromConfig(options.config.models),
-    inputBounds: inputBoundsFromConfig(options.config),
+    prices: pricesFromConfig(catalogRuntime.current().catalog.models),
+    inputBounds: inputBoundsFromConfig(catalogRuntime.current().catalog),
     now: () => new Date(now()),
     holdTtlSeconds: options.config.billing.hold_ttl_seconds,
     keyBudget: (keyId) => authenticator.keyBudget(keyId),
@@ -150,9 +158,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     maxAgeMs: options.config.billing.hold_ttl_seconds * 1000,
   });
   const requestLog = options.config.log.enabled
-    ? createRequestLog({ config: options.config, store: options.store, logger: options.logger, registry: metrics.registry, now, observe: watchSlowAnswers(alerts, options.config.alerts, now), ...options.requestLog })
+    ? createRequestLog({
+        config: options.config,
+        store: options.store,
+        logger: options.logger,
+        registry: metrics.registry,
+        now,
+        observe: watchSlowAnswers(alerts, options.config.alerts, now),
+        ...(catalogRuntime.source === 'database' ? { catalogModels: () => catalogRuntime.current().catalog.models } : {}),
+        ...options.requestLog,
+      })
     : undefined;
-  const app = buildApp(appParts({ options, now, catalog, router, billing, holdKeeper, authenticator, inFlight, settleRetrier, metrics, requestLog, sealer }));
+  await catalogRuntime.start(billing);
+  const app = buildApp(appParts({ options, now, catalog, catalogRuntime, router, billing, holdKeeper, authenticator, inFlight, settleRetrier, metrics, requestLog, sealer }));
   const adminServer = options.adminListener === true ? createAdminServer(app, options.config.limits) : undefined;
   const endSilentAdminConnections = adminServer === undefined ? undefined : watchSilentConnections(adminServer);
 
@@ -161,6 +179,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const timers = [
     setInterval(() => {
       authenticator.checkRevision().catch((error: unknown) => options.logger.warn({ err: error }, 'key revision check failed'));
+      catalogRuntime.checkRevision().catch((error: unknown) => options.logger.warn({ err: error }, 'catalog revision check failed: the catalog served is unchanged'));
     }, options.revisionPollMs ?? 500),
     setInterval(() => {
       billing.releaseExpired().catch((error: unknown) => options.logger.warn({ err: error }, 'releasing expired holds failed'));
@@ -196,7 +215,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     await settleRetrier.close();
     // Last: every answer has ended, so every row is queued; the store is closed by the caller.
     await requestLog?.close();
-    await closeProviders(providers);
+    await catalogRuntime.close();
   }
 }
 
@@ -227,6 +246,7 @@ interface Built {
   options: GatewayOptions;
   now: () => number;
   catalog: Catalog;
+  catalogRuntime: CatalogRuntime;
   router: Router;
   billing: BillingService;
   holdKeeper: HoldKeeper;
@@ -286,11 +306,12 @@ function appParts(built: Built): AppDeps {
       },
       config,
       catalog,
+      catalogControl: built.catalogRuntime,
       router,
       now,
       separateListener,
     },
-    console: { store, authGuards, limiter, now, authenticator, config, catalog, router, separateAdminListener: separateListener },
+    console: { store, authGuards, limiter, now, authenticator, config, catalog, catalogModels: () => built.catalogRuntime.current().catalog.models, router, separateAdminListener: separateListener },
     ops: {
       metrics,
       ...(options.scrapeMetrics === undefined ? {} : { scrapeMetrics: options.scrapeMetrics }),

@@ -5,9 +5,11 @@
  * the operations port (OperationsStore): stored responses (response-queries.ts, saved through the
  * engine), running instances (instance-queries.ts), the request log (request-log-queries.ts,
  * appended through the engine), usage (usage-queries.ts), alerts (alert-queries.ts) and outages
- * (health-queries.ts: the request log's figures, target rotations).
+ * (health-queries.ts: the request log's figures, target rotations); and the catalog port
+ * (CatalogStore): the runtime catalog's versions (catalog-queries.ts).
  */
 import * as alerts from './queries/alert-queries.js';
+import * as catalogVersions from './queries/catalog-queries.js';
 import * as health from './queries/health-queries.js';
 import * as instances from './queries/instance-queries.js';
 import * as keys from './queries/key-queries.js';
@@ -22,6 +24,8 @@ import type {
   AlertResend,
   SpendReport,
   BudgetWindow,
+  CatalogVersionRecord,
+  NewCatalogVersion,
   ErrorCountRow,
   HealthGrouping,
   HealthRow,
@@ -47,6 +51,28 @@ import type {
 import * as usage from './queries/usage-queries.js';
 
 export class KyselyStore extends KyselyMoneyStore implements Store {
+  latestCatalogVersionId(): Promise<number | null> {
+    return catalogVersions.latestCatalogVersionId(this.db);
+  }
+
+  findCatalogVersion(id: number): Promise<CatalogVersionRecord | undefined> {
+    return catalogVersions.findCatalogVersion(this.db, id);
+  }
+
+  listCatalogVersions(limit: number, before?: number): Promise<CatalogVersionRecord[]> {
+    return catalogVersions.listCatalogVersions(this.db, limit, before);
+  }
+
+  async appendCatalogVersion(version: NewCatalogVersion): Promise<CatalogVersionRecord> {
+    const appended = await this.transact((transaction) => catalogVersions.appendCatalogVersion(transaction, version, this.now()));
+    if (appended === undefined) throw new Error('appending a catalog version wrote nothing');
+    return appended;
+  }
+
+  seedCatalogVersion(version: NewCatalogVersion): Promise<CatalogVersionRecord | undefined> {
+    return this.transact((transaction) => catalogVersions.appendCatalogVersion(transaction, version, this.now(), true));
+  }
+
   saveResponse(response: StoredResponse): Promise<void> {
     return this.backend.saveResponse(response);
   }

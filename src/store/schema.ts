@@ -263,7 +263,20 @@ export interface TargetRotationsTable {
   cooling_until: NullableInt64;
 }
 
+/** Versions of the runtime catalog (migration 0014): the newest row is the catalog served. */
+export interface CatalogVersionsTable {
+  id: Int64;
+  /** The catalog document as JSON, upstream secrets replaced by a marker. */
+  document: string;
+  /** Provider name → its sealed upstream secret, as JSON; null when none was entered. */
+  secrets: string | null;
+  note: string | null;
+  admin_token_id: string | null;
+  created_at: Int64;
+}
+
 export interface Database {
+  catalog_versions: CatalogVersionsTable;
   admin_tokens: AdminTokensTable;
   console_sessions: ConsoleSessionsTable;
   audit_log: AuditLogTable;

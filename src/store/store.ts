@@ -1,8 +1,9 @@
 /**
  * The store: the only place with SQL. Its ports are narrow interfaces named for what they hold:
  * MoneyStore (holds, settlements, the ledger, key spend), AccountStore (accounts, keys, admin
- * tokens, console sessions, audit) and OperationsStore (the connection and schema, stored
- * responses, instances, the request log, usage, alerts); `Store` is all of them, for the
+ * tokens, console sessions, audit), OperationsStore (the connection and schema, stored
+ * responses, instances, the request log, usage, alerts) and CatalogStore (the runtime catalog's
+ * versions); `Store` is all of them, for the
  * composition root only. SQLite (better-sqlite3) and PostgreSQL (pg) are behind them through the
  * same Kysely queries and migrations. Money is integer nano-USD as `bigint`.
  * The ledger is append-only: the balance always equals the sum of credits minus the sum of charges.
@@ -694,8 +695,43 @@ export interface OperationsStore {
   pruneAlertDeliveries(before: Date, limit: number): Promise<number>;
 }
 
+/** One version of the runtime catalog (migration 0014). */
+export interface CatalogVersionRecord {
+  id: number;
+  /** The catalog document (providers and models) as put, secrets replaced by a marker. */
+  document: unknown;
+  /** Provider name → its sealed upstream secret; null when none. */
+  secrets: Record<string, string> | null;
+  note: string | null;
+  /** Null for the file's seed and the CLI. */
+  adminTokenId: string | null;
+  createdAt: Date;
+}
+
+export interface NewCatalogVersion {
+  document: unknown;
+  secrets: Record<string, string> | null;
+  note: string | null;
+  adminTokenId: string | null;
+  /** The audit row written with it (target `catalog`, the new version's id; `version` added to after). */
+  audit?: { action: string; before: unknown; after: Record<string, unknown> };
+}
+
+/** The catalog port (docs/architecture.md, "The catalog at runtime"): versions, append-only. */
+export interface CatalogStore {
+  /** The newest version's id (the catalog's revision); null while there is none. */
+  latestCatalogVersionId(): Promise<number | null>;
+  findCatalogVersion(id: number): Promise<CatalogVersionRecord | undefined>;
+  /** Newest first, at most `limit`, ids below `before` when given. */
+  listCatalogVersions(limit: number, before?: number): Promise<CatalogVersionRecord[]>;
+  /** Appends the next version, with its audit row, in one transaction. */
+  appendCatalogVersion(version: NewCatalogVersion): Promise<CatalogVersionRecord>;
+  /** Writes version 1 when there is no version yet; undefined (nothing written) otherwise. */
+  seedCatalogVersion(version: NewCatalogVersion): Promise<CatalogVersionRecord | undefined>;
+}
+
 /** The whole store, for the composition root (open-store.ts, server/, cli/): every port at once. */
-export type Store = MoneyStore & AccountStore & OperationsStore;
+export type Store = MoneyStore & AccountStore & OperationsStore & CatalogStore;
 
 /** A condition that fires once until it clears: `balance.low` of an account, a key's budget level in a period. */
 export interface AlertClaim {

@@ -89,6 +89,7 @@ describe('admin OpenAPI document', () => {
       'POST /admin/v1/accounts/{account}/debit',
       'POST /admin/v1/admin-tokens',
       'POST /admin/v1/keys',
+      'PUT /admin/v1/catalog/document',
     ]);
     for (const [route, body] of bodies) {
       const schema = (body as { content: Record<string, { schema: Record<string, unknown> }> }).content['application/json']?.schema;

@@ -19,6 +19,7 @@ import { registerAuditRoutes } from './audit.js';
 import { registerHealthRoutes } from './health.js';
 import { registerRequestLogRoutes } from './requests.js';
 import { registerCatalogRoutes } from './catalog.js';
+import { registerCatalogVersionRoutes } from './catalog-versions.js';
 import { registerKeyRoutes } from './keys.js';
 import { createAdminAuthentication, requireRole } from './auth.js';
 import { ADMIN_PATH_PREFIX, listenerGate } from './admin-listener.js';
@@ -81,6 +82,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminApiDeps): void
       registerAuditRoutes(typed, deps);
       registerRequestLogRoutes(typed, deps);
       registerCatalogRoutes(typed, deps);
+      registerCatalogVersionRoutes(typed, deps);
       registerAlertRoutes(typed, deps);
       registerHealthRoutes(typed, deps);
       registerKeyRoutes(typed, deps);

@@ -98,8 +98,6 @@ const targetTestSchema = z
   .meta({ id: 'TargetTest' });
 
 export function registerCatalogRoutes(app: AdminApp, deps: AdminRouteDeps): void {
-  const prices = pricesFromConfig(deps.config.models);
-  const providerTypes = new Map(deps.config.providers.map((provider) => [provider.name, provider.type]));
 
   app.get('/catalog', {
     preValidation: requireRole('viewer'),
@@ -111,6 +109,10 @@ export function registerCatalogRoutes(app: AdminApp, deps: AdminRouteDeps): void
       response: { 200: catalogSchema, ...errorResponses },
     },
   }, async () => {
+    // The version served now (docs/architecture.md, "The catalog at runtime").
+    const served = deps.catalogControl.current().catalog;
+    const prices = pricesFromConfig(served.models);
+    const providerTypes = new Map(served.providers.map((provider) => [provider.name, provider.type]));
     const targets = new Map<string, Target>();
     const models = [...deps.catalog.values()].map((model) => {
       const price = prices.get(model.id);

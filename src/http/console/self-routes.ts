@@ -75,12 +75,13 @@ export interface SelfRouteDeps extends SessionAuthDeps {
   limiter: Limiter;
   config: ConfigFile;
   catalog: Catalog;
+  /** The models of the catalog version served now (server/catalog-runtime.ts), for their prices. */
+  catalogModels: () => ConfigFile['models'];
   router: Router;
 }
 
 export function registerSelfRoutes(app: FastifyInstance, deps: SelfRouteDeps): void {
   const bearerHooks = createApiHooks({ authenticator: deps.authenticator, authGuards: deps.authGuards, limiter: deps.limiter, rateLimits: deps.config.rate_limits });
-  const prices = pricesFromConfig(deps.config.models);
 
   async function authenticateKeyHolder(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (request.headers.authorization !== undefined) {
@@ -114,6 +115,7 @@ export function registerSelfRoutes(app: FastifyInstance, deps: SelfRouteDeps): v
 
   app.get('/api/self/models', { onRequest: authenticateKeyHolder }, async (request) => {
     const { key } = keyHolderOf(request);
+    const prices = pricesFromConfig(deps.catalogModels());
     const data = modelsForKey(deps.catalog, deps.router, key.models).map((model) => {
       const price = prices.get(model.id);
       if (price === undefined) throw new Error(`model ${model.id} has no prices`);

@@ -25,6 +25,7 @@ import { consoleSessionsMigration } from './0010-console-sessions.js';
 import { setBasedHoldBatchesMigration } from './0011-set-based-hold-batches.js';
 import { chargeSurfacesMigration } from './0012-charge-surfaces.js';
 import { targetRotationsMigration } from './0013-target-rotations.js';
+import { catalogVersionsMigration } from './0014-catalog-versions.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -42,6 +43,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0011-set-based-hold-batches': setBasedHoldBatchesMigration(engine),
     '0012-charge-surfaces': chargeSurfacesMigration(engine),
     '0013-target-rotations': targetRotationsMigration(engine),
+    '0014-catalog-versions': catalogVersionsMigration(),
   };
 }
 
