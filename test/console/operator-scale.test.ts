@@ -9,13 +9,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { createAccount } from '../../src/admin/accounts.js';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
-import { createKey } from '../../src/admin/keys.js';
-import type { RequestLogEntry } from '../../src/store/store.js';
 import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { seedOperatorScale } from '../support/operator-scale-seed.js';
 
 const missing = browserMissing();
 
@@ -33,9 +31,6 @@ interface PageElement {
 
 const ACCOUNTS = 500;
 const LOG_ROWS = 50_000;
-const BATCH = 2_000;
-/** The request ids of one process share their first 20 characters (src/lib/ids.ts). */
-const SHARED_PREFIX = 'req_5eed5eed5eed5eed';
 
 describe.skipIf(missing !== null)('console at scale (500 accounts, 50,000 logged requests), in Chromium', () => {
   let harness: Harness;
@@ -49,61 +44,13 @@ describe.skipIf(missing !== null)('console at scale (500 accounts, 50,000 logged
   beforeAll(async () => {
     harness = await startHarness();
     ownerToken = (await createAdminToken(harness.store, { role: 'owner', name: 'ops lead' }, CLI_ACTOR)).secret;
-    const secrets: string[] = [];
-    for (let index = 0; index < ACCOUNTS; index += 1) {
-      const account = await createAccount(harness.store, { name: `customer-${String(index).padStart(3, '0')}`, balanceUsd: '100' }, CLI_ACTOR);
-      accountIds.push(account.id);
-      secrets.push((await createKey(harness.store, { accountRef: account.id, name: 'main' }, CLI_ACTOR)).secret);
-    }
-    // One real request per account, longer for the later accounts (they spend the most): charges
-    // in the ledger for every account, and over 600,000 tokens in a day for the chart's axis.
     const started = Date.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (next < ACCOUNTS) {
-          const index = next;
-          next += 1;
-          const content = 'word '.repeat(800 + index * 4);
-          const answer = await harness.post('/v1/chat/completions', { model: 'model-5.6-mini', max_tokens: 16, messages: [{ role: 'user', content }] }, secrets[index] ?? '');
-          expect(answer.status).toBe(200);
-          await answer.text();
-        }
-      }),
-    );
-    const seeded = Date.now();
-    // The log rows, through the writer's batch insert: the last two days, a third of them errors.
-    const now = Date.now();
-    for (let first = 0; first < LOG_ROWS; first += BATCH) {
-      const rows: RequestLogEntry[] = [];
-      for (let index = first; index < Math.min(first + BATCH, LOG_ROWS); index += 1) {
-        const failed = index % 3 === 0;
-        rows.push({
-          at: new Date(now - 3_600_000 - (LOG_ROWS - index) * 3_000),
-          requestId: `${SHARED_PREFIX}${index.toString(16).padStart(8, '0')}`,
-          accountId: accountIds[index % ACCOUNTS] ?? null,
-          keyId: null,
-          surface: 'chat-completions',
-          model: 'model-5.6-mini',
-          target: 'sim/model-5.6-mini',
-          status: failed ? 429 : 200,
-          errorCode: failed ? 'rate_limit_exceeded' : null,
-          stream: false,
-          latencyMs: 120,
-          firstByteMs: null,
-          inputTokens: 10,
-          cachedInputTokens: 0,
-          cacheWriteInputTokens: 0,
-          outputTokens: 5,
-          reasoningTokens: 0,
-          costNanos: 0n,
-          requestBody: null,
-          responseBody: null,
-        });
-      }
-      await harness.store.appendRequestLog(rows);
-    }
-    console.info(`seeded ${ACCOUNTS} accounts and requests in ${seeded - started} ms, ${LOG_ROWS} log rows in ${Date.now() - seeded} ms`);
+    // One real request per account, longer for the later accounts (they spend the most): charges in
+    // the ledger for every account, and over 600,000 tokens in a day for the chart's axis; then the
+    // log rows through the writer's batch insert, a third of them errors.
+    const seeded = await seedOperatorScale(harness, { accounts: ACCOUNTS, logRows: LOG_ROWS });
+    accountIds.push(...seeded.accountIds);
+    console.info(`seeded ${ACCOUNTS} accounts, their requests and ${LOG_ROWS} log rows in ${Date.now() - started} ms`);
     browser = await launchBrowser();
     ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
   }, 120_000);
