@@ -7,11 +7,11 @@
  * phone's and a desktop's size go to test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { fixture } from '../../src/providers/openai/__fixtures__/fixtures.js';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots } from '../support/browser.js';
+import { browserMissing, eventually, openConsole, screenshots, signInToConsole, type OpenConsole } from '../support/browser.js';
 import { testCatalog } from '../support/catalog.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
@@ -24,8 +24,7 @@ describe.skipIf(missing !== null)('console alert deliveries, in Chromium', () =>
   let upstream: UpstreamDouble;
   let slackReceiver: WebhookReceiver;
   let failingReceiver: WebhookReceiver;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   let operator: string;
@@ -54,26 +53,17 @@ describe.skipIf(missing !== null)('console alert deliveries, in Chromium', () =>
     }
     await until('the Slack delivery', () => slackReceiver.accepted().length === 1);
     await until('the generic delivery given up', async () => (await harness.store.listAlertDeliveries({ state: 'abandoned' }, { limit: 10 })).rows.length === 1, 10_000);
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
+    tab = await openConsole(harness, operator);
+    ({ page, problems } = tab);
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
     await Promise.all([upstream?.close(), slackReceiver?.close(), failingReceiver?.close()]);
   });
 
-  async function signIn(token: string): Promise<void> {
-    await page.goto('/console/');
-    await page.getByLabel('Admin token or API key').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
-  }
-
   it('lists each delivery with destination, state, HTTP status and attempts, and resends one', async () => {
-    await signIn(operator);
     await page.getByRole('link', { name: 'Alerts' }).click();
     await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Alert deliveries');
     const rows = page.getByRole('region', { name: 'Deliveries' }).locator('tbody tr');
@@ -111,7 +101,7 @@ describe.skipIf(missing !== null)('console alert deliveries, in Chromium', () =>
 
   it('offers a viewer no Resend button', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await signIn(viewer);
+    await signInToConsole(page, viewer);
     await page.goto('/console/alerts');
     const rows = page.getByRole('region', { name: 'Deliveries' }).locator('tbody tr');
     await eventually(() => rows.count()).toBe(3);

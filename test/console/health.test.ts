@@ -8,12 +8,12 @@
  * Screenshots at a phone's and a desktop's size go to test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { fixture } from '../../src/providers/openai/__fixtures__/fixtures.js';
 import type { RequestLogEntry } from '../../src/store/store.js';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots } from '../support/browser.js';
+import { browserMissing, eventually, openConsole, screenshots, type OpenConsole } from '../support/browser.js';
 import { testCatalog } from '../support/catalog.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
@@ -34,8 +34,7 @@ interface PageElement {
 describe.skipIf(missing !== null)('console health page (50,000 logged requests, a real outage), in Chromium', () => {
   let harness: Harness;
   let upstream: UpstreamDouble;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   let viewer: string;
@@ -88,13 +87,12 @@ describe.skipIf(missing !== null)('console health page (50,000 logged requests, 
     upstream.answer(json(200, fixture('chat-completion.json')));
     await until('the target back in rotation', async () => (await chat()).status === 200);
     await until('the rotation closed', async () => (await harness.store.listTargetRotations({ from: new Date(now - 60_000), to: new Date(Date.now() + 1_000), limit: 10 }))[0]?.upAt != null);
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
+    tab = await openConsole(harness, viewer);
+    ({ page, problems } = tab);
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
     await upstream?.close();
   });
@@ -102,10 +100,6 @@ describe.skipIf(missing !== null)('console health page (50,000 logged requests, 
   const admin = async (path: string) => (await fetch(`${harness.baseUrl}/admin/v1${path}`, { headers: { authorization: `Bearer ${viewer}` } })).json() as Promise<Record<string, unknown>>;
 
   it('opens from the overview per target: charts with a line per target, counts as the API gives them, and the outage out and back', async () => {
-    await page.goto('/console/');
-    await page.getByLabel('Admin token or API key').fill(viewer);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     await page.getByRole('region', { name: 'Targets out of rotation' }).getByRole('link', { name: /Outages by target/ }).click();
     await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Health');
     expect(page.url()).toMatch(/\/console\/health\?by=target$/);

@@ -57,6 +57,44 @@ export async function newConsoleContext(browser: Browser, baseUrl: string): Prom
   return { context, page, problems };
 }
 
+/** Signs in on the console's sign-in page with an admin token and waits for the overview it lands on. */
+export async function signInToConsole(page: Page, token: string): Promise<void> {
+  await page.goto('/console/');
+  await page.getByLabel('Admin token or API key').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  // Not `eventually`: this also runs in a suite's beforeAll, where expect.poll cannot.
+  await page.getByRole('heading', { level: 1, name: 'Overview', exact: true }).waitFor();
+}
+
+/** A browser with one console page (see newConsoleContext), signed in; `close` ends both. */
+export interface OpenConsole {
+  page: Page;
+  /** Script errors and Content-Security-Policy violations seen so far. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+/** Launches Chromium, opens the console of the gateway at `gateway.baseUrl` and signs in with `token`. */
+export async function openConsole(gateway: { baseUrl: string }, token: string): Promise<OpenConsole> {
+  const browser = await launchBrowser();
+  try {
+    const { context, page, problems } = await newConsoleContext(browser, gateway.baseUrl);
+    await signInToConsole(page, token);
+    return {
+      page,
+      problems,
+      close: async () => {
+        await context.close();
+        await browser.close();
+      },
+    };
+  } catch (error) {
+    // A sign-in that fails leaves no browser behind.
+    await browser.close();
+    throw error;
+  }
+}
+
 /** Full-page screenshots of the current page at a phone's and a desktop's size, under test-results/console/. */
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_FOLDER, { recursive: true });

@@ -26,7 +26,7 @@ export function AlertDeliveriesPage() {
   return (
     <>
       <PageHeading title="Alert deliveries" />
-      <form role="search" class="toolbar" onSubmit={(event) => event.preventDefault()}>
+      <form role="search" class="toolbar select-toolbar" onSubmit={(event) => event.preventDefault()}>
         <div class="field">
           <label for="delivery-state">State</label>
           <select

@@ -54,7 +54,7 @@ export function HealthPage() {
         What clients saw, from the request log: time to the first byte of each answer, the whole answer's duration, and the share that ended in an error; per model or per upstream target. Times are
         per UTC {RANGES[range].bucket}.
       </p>
-      <form role="search" aria-label="Health range" class="toolbar health-toolbar" onSubmit={(event) => event.preventDefault()}>
+      <form role="search" aria-label="Health range" class="toolbar select-toolbar" onSubmit={(event) => event.preventDefault()}>
         <div class="field">
           <label for="health-range">Range</label>
           <select id="health-range" value={range} onChange={(event) => go({ range: event.currentTarget.value as RangeId })}>
