@@ -2,23 +2,31 @@
  * The load generator, run as a child process (forked by run.mjs) so that its own CPU is not the
  * measured process's. Closed loop: `concurrency` workers each send requests back to back over an
  * undici Pool with one connection per worker, for a warm-up and then a measured window. Latency is
- * from sending the request to reading the last byte of the answer.
+ * from sending the request to reading the last byte of the answer. With several `origins` (the
+ * instances of one target), worker i sends to origin i mod their number, so the load is spread
+ * evenly (each origin its own Pool).
  *
  * With `socket`, each worker opens one Responses WebSocket instead (`GET <path>` upgraded) and sends
  * `response.create` after `response.create` on it; latency is from sending one to reading its
  * `response.completed`.
  *
- * Message in:  { origin, path, headers, body, expectTail, socket, concurrency, warmupMs, durationMs, measuredPid, supportPids }
+ * Message in:  { origins, path, headers, body, expectTail, socket, concurrency, warmupMs, durationMs, measuredPids, supportPids,
+ *                postgresDatabases, services }
  * Message out: { completed, errors, errorSamples, seconds, rps, latencyMs: {p50,p90,p99,max,mean}, cpuMicros,
- *                loadCpuMicros, supportCpuMicros, otherCpuMicros, interruptCpuMicros, stealCpuMicros }
- * `supportPids` are the other processes of the setup (the mock behind a proxy); `otherCpuMicros` is
- * what other processes used in the window (the interrupt and steal times are apart): anything
+ *                loadCpuMicros, supportCpuMicros, postgresCpuMicros, redisCpuMicros, machineCpuMicros,
+ *                otherCpuMicros, interruptCpuMicros, stealCpuMicros }
+ * `cpuMicros` is the CPU of every measured process tree together. `supportPids` are the other
+ * processes of the setup (the mock behind a proxy); `postgresCpuMicros` and `redisCpuMicros` what
+ * PostgreSQL (the server's own processes and the backends of `postgresDatabases`) and Redis used
+ * (proc.mjs serviceCpuMicros); `machineCpuMicros` what every process on the machine used.
+ * `otherCpuMicros` is what other processes used in the window (the interrupt and steal times are
+ * apart; PostgreSQL and Redis are not "other" when `services` says the target uses them): anything
  * large means the figures were disturbed.
  */
 import { Buffer } from 'node:buffer';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
-import { allProcessTicks, busiestBetween, machineBusyMicros, processTree, treeCpuMicros } from './proc.mjs';
+import { allProcessTicks, busiestBetween, forestCpuMicros, machineBusyMicros, processTree, serviceCpuMicros } from './proc.mjs';
 
 const EMPTY = Buffer.alloc(0);
 const tail = (previous, last) => Buffer.concat([previous, last]).toString('utf8').slice(-300);
@@ -32,7 +40,13 @@ process.once('message', (job) => {
 process.on('disconnect', () => process.exit(1));
 
 async function run(job) {
-  const pool = new Pool(job.origin, { connections: job.concurrency, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 15_000, bodyTimeout: 15_000 });
+  const originOf = (index) => job.origins[index % job.origins.length];
+  // One connection per worker sending to the origin: ceil((concurrency − index) ÷ origins) of them.
+  const pools = job.origins.map((origin, index) => {
+    const connections = Math.max(1, Math.ceil((job.concurrency - index) / job.origins.length));
+    return new Pool(origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 15_000, bodyTimeout: 15_000 });
+  });
+  const measuredCpu = () => forestCpuMicros(job.measuredPids);
   const headers = { 'content-type': 'application/json', ...job.headers };
   const latencies = [];
   const errorSamples = [];
@@ -49,7 +63,7 @@ async function run(job) {
   let processesEnd;
   let machineStart;
   let machineEnd;
-  const supportCpu = () => (job.supportPids ?? []).reduce((sum, pid) => sum + treeCpuMicros(pid), 0);
+  const supportCpu = () => forestCpuMicros(job.supportPids ?? []);
   let loadCpuStart;
   let loadCpu;
 
@@ -58,7 +72,7 @@ async function run(job) {
     if (errorSamples.length < 5) errorSamples.push(text.slice(0, 300));
   };
 
-  const once = async () => {
+  const once = async (pool) => {
     const started = process.hrtime.bigint();
     try {
       const response = await pool.request({ path: job.path, method: 'POST', headers, body: job.body });
@@ -77,16 +91,17 @@ async function run(job) {
     if (measuring) latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
   };
 
-  const worker = async () => {
-    if (job.socket) return socketWorker();
-    while (running) await once();
+  const worker = async (index) => {
+    if (job.socket) return socketWorker(originOf(index));
+    const pool = pools[index % pools.length];
+    while (running) await once(pool);
   };
 
   /** One socket, one turn after another; a socket that fails is opened again. */
-  const socketWorker = async () => {
+  const socketWorker = async (origin) => {
     const create = JSON.stringify({ type: 'response.create', ...JSON.parse(job.body) });
     while (running) {
-      const socket = new WebSocket(`${job.origin.replace(/^http/, 'ws')}${job.path}`, { headers: job.headers, perMessageDeflate: false });
+      const socket = new WebSocket(`${origin.replace(/^http/, 'ws')}${job.path}`, { headers: job.headers, perMessageDeflate: false });
       try {
         await new Promise((resolve, reject) => {
           socket.once('open', resolve);
@@ -124,12 +139,14 @@ async function run(job) {
     }
   };
 
+  // The machine's totals are read right at the window's edges, the slower looks at /proc around
+  // them, so that the parts of a cell's CPU split never add up to more than the machine had.
   setTimeout(() => {
     processesStart = allProcessTicks();
-    machineStart = machineBusyMicros();
-    cpuStart = treeCpuMicros(job.measuredPid);
+    cpuStart = measuredCpu();
     supportStart = supportCpu();
     loadCpuStart = process.cpuUsage();
+    machineStart = machineBusyMicros();
     windowStart = process.hrtime.bigint();
     measuring = true;
   }, job.warmupMs);
@@ -137,22 +154,24 @@ async function run(job) {
     setTimeout(() => {
       measuring = false;
       windowEnd = process.hrtime.bigint();
-      loadCpu = process.cpuUsage(loadCpuStart);
-      cpuEnd = treeCpuMicros(job.measuredPid);
-      supportEnd = supportCpu();
       machineEnd = machineBusyMicros();
+      loadCpu = process.cpuUsage(loadCpuStart);
+      cpuEnd = measuredCpu();
+      supportEnd = supportCpu();
       processesEnd = allProcessTicks();
       running = false;
       resolve();
     }, job.warmupMs + job.durationMs),
   );
-  const workers = Array.from({ length: job.concurrency }, worker);
+  const workers = Array.from({ length: job.concurrency }, (_, index) => worker(index));
   await done;
   await Promise.race([Promise.all(workers), new Promise((resolve) => setTimeout(resolve, 5_000))]);
-  await pool.destroy();
+  await Promise.all(pools.map((pool) => pool.destroy()));
 
   const seconds = Number(windowEnd - windowStart) / 1e9;
-  const ours = new Set([process.pid, process.ppid, ...[job.measuredPid, ...(job.supportPids ?? [])].flatMap(processTree)]);
+  const services = serviceCpuMicros(processesStart, processesEnd, job.postgresDatabases ?? []);
+  const servicesCpu = job.services === true ? services.postgres + services.redis : 0;
+  const ours = new Set([process.pid, process.ppid, ...[...job.measuredPids, ...(job.supportPids ?? [])].flatMap(processTree), ...(job.services === true ? services.pids : [])]);
   const sorted = Float64Array.from(latencies).sort();
   const quantile = (q) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]);
   const completed = sorted.length;
@@ -172,7 +191,10 @@ async function run(job) {
     cpuMicros: cpuEnd - cpuStart,
     loadCpuMicros: loadCpu.user + loadCpu.system,
     supportCpuMicros: supportEnd - supportStart,
-    otherCpuMicros: Math.max(0, machineEnd.tasks - machineStart.tasks - (cpuEnd - cpuStart) - (supportEnd - supportStart) - (loadCpu.user + loadCpu.system)),
+    postgresCpuMicros: services.postgres,
+    redisCpuMicros: services.redis,
+    machineCpuMicros: machineEnd.tasks - machineStart.tasks,
+    otherCpuMicros: Math.max(0, machineEnd.tasks - machineStart.tasks - (cpuEnd - cpuStart) - (supportEnd - supportStart) - (loadCpu.user + loadCpu.system) - servicesCpu),
     interruptCpuMicros: machineEnd.interrupts - machineStart.interrupts,
     stealCpuMicros: machineEnd.steal - machineStart.steal,
     otherBusiest: busiestBetween(processesStart, processesEnd, seconds, ours),

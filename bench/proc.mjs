@@ -29,7 +29,10 @@ function readStat(pid) {
   }
 }
 
-/** CPU ticks and command of every process on the machine, by pid (to see who else was busy). */
+/**
+ * CPU ticks, executable name (`comm`) and command line of every process on the machine, by pid (to
+ * see who else was busy, and what PostgreSQL and Redis used).
+ */
 export function allProcessTicks() {
   const snapshot = new Map();
   for (const name of readdirSync('/proc')) {
@@ -37,14 +40,43 @@ export function allProcessTicks() {
     const stat = readStat(name);
     if (stat === undefined) continue;
     let command = '';
+    let executable = '';
     try {
-      command = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 80);
+      command = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 120);
+      executable = readFileSync(`/proc/${name}/comm`, 'utf8').trim();
     } catch {
       // Gone already.
     }
-    snapshot.set(Number(name), { ticks: stat.ticks, command });
+    snapshot.set(Number(name), { ticks: stat.ticks, command, executable });
   }
   return snapshot;
+}
+
+/**
+ * Whether a PostgreSQL process works for the benchmark: a client backend (its title names the
+ * client's `host(port)` or `[local]`) connected to one of `databases`, or one of the server's own
+ * processes (postmaster, WAL writer, checkpointer, background writer, autovacuum), which serve every
+ * database alike. Backends of other databases (other users of the same server) are not counted.
+ */
+function servesBenchmark(command, databases) {
+  const clientBackend = /\(\d+\)|\[local\]/.test(command);
+  return !clientBackend || databases.some((database) => command.includes(` ${database} `));
+}
+
+/**
+ * CPU time PostgreSQL and Redis used between two snapshots of allProcessTicks, in microseconds:
+ * `{ postgres, redis, pids }`. PostgreSQL is counted as servesBenchmark says; Redis is one process
+ * and counted whole (other clients of the same server included). Servers on another machine show 0.
+ */
+export function serviceCpuMicros(before, after, databases) {
+  const totals = { postgres: 0, redis: 0, pids: [] };
+  for (const [pid, { ticks, command, executable }] of after) {
+    const service = executable === 'postgres' && servesBenchmark(command, databases) ? 'postgres' : executable === 'redis-server' ? 'redis' : undefined;
+    if (service === undefined) continue;
+    totals[service] += ((ticks - (before.get(pid)?.ticks ?? 0)) * 1_000_000) / CLOCK_TICKS;
+    totals.pids.push(pid);
+  }
+  return totals;
 }
 
 /** The busiest processes between two snapshots, leaving out `excluded` pids: [{ pid, command, cores }]. */
@@ -60,6 +92,11 @@ export function busiestBetween(before, after, seconds, excluded, limit = 3) {
 
 /** The pid and every live descendant of it. */
 export function processTree(rootPid) {
+  return processForest([rootPid]);
+}
+
+/** The pids and every live descendant of them, from one look at /proc. */
+function processForest(rootPids) {
   const children = new Map();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -70,7 +107,7 @@ export function processTree(rootPid) {
     children.set(stat.ppid, list);
   }
   const tree = [];
-  const pending = [rootPid];
+  const pending = [...rootPids];
   while (pending.length > 0) {
     const pid = pending.pop();
     tree.push(pid);
@@ -81,8 +118,13 @@ export function processTree(rootPid) {
 
 /** User + system CPU time of the tree, in microseconds (resolution: one clock tick). */
 export function treeCpuMicros(rootPid) {
+  return forestCpuMicros([rootPid]);
+}
+
+/** User + system CPU time of the trees of several pids together (one look at /proc), in microseconds. */
+export function forestCpuMicros(rootPids) {
   let ticks = 0;
-  for (const pid of processTree(rootPid)) ticks += readStat(pid)?.ticks ?? 0;
+  for (const pid of processForest(rootPids)) ticks += readStat(pid)?.ticks ?? 0;
   return (ticks * 1_000_000) / CLOCK_TICKS;
 }
 

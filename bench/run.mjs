@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: measures the built gateway against a mock upstream on loopback, and checks the
- * targets of issue 9 (see report.mjs) against the bare proxy measured in the same run.
+ * targets of issues 9, 10 and 22 (see targets.mjs) against the bare proxy measured in the same run.
  *
  * Scenarios: `chat`, `chat-stream`, `responses` and `embeddings` on the pass-through path, and two
  * translated routes, `responses-via-chat` (Responses onto a Chat-Completions-only upstream) and
@@ -8,15 +8,19 @@
  *
  * Targets, each a child process killed on exit:
  * - `direct` (the mock itself), `bare-proxy` (a bare undici proxy, the yardstick), `tollgate-1` and
- *   `tollgate-<N>` (`serve --workers 1` and `--workers N`, SQLite): every pass-through scenario at
- *   every concurrency;
+ *   `tollgate-<N>` (`serve --workers 1` and `--workers N`, SQLite; with --workers-list, one
+ *   `tollgate-<N>` for each N above 1): every pass-through scenario at every concurrency;
+ * - `tollgate-1-pg` (one instance on PostgreSQL + Redis) and `tollgate-3x-pg` (three `serve
+ *   --workers 1` instances on one PostgreSQL database and Redis, the load generator spreading the
+ *   connections evenly over them; at the concurrencies of at least 3): each on a fresh database
+ *   created for the run and dropped at its end (see bench/postgres.mjs for where the URLs come
+ *   from), every pass-through scenario; --no-pg leaves both out;
  * - variants of the one-worker gateway, measured at c16 only (every concurrency with --all-cells):
- *   `tollgate-1-nolog` (the request log off; --no-log-compare leaves it out), `tollgate-1-traced`
+ *   `tollgate-1-nolog` (the request log off; --no-log-compare leaves it out) and `tollgate-1-traced`
  *   (OpenTelemetry on, OTLP/HTTP protobuf to a sink that discards, bench/otlp-sink.mjs;
- *   --no-traces leaves it out) and `tollgate-1-pg` (PostgreSQL + Redis: a fresh database created
- *   for the run and dropped at its end; see bench/postgres.mjs for where the URLs come from;
- *   --no-pg leaves it out);
+ *   --no-traces leaves it out);
  * - the translated scenarios run on `tollgate-1` alone, at c16 (every concurrency with --all-cells).
+ * After the cells, tollgate-1's idle RSS (1 s after its last cell, median of 5 samples over 1 s).
  * Then it holds thousands of slow streams open through a fresh bare proxy and a fresh one-worker
  * Tollgate and reports resident memory per stream, and whether it stays flat. The whole run has a
  * deadline.
@@ -30,9 +34,11 @@
  * Options: --quick (short cells, fewer streams), --gateway PATH (default dist/cli/main.js),
  * --baseline PATH (another build's dist/cli/main.js, see above),
  * --workers N (the "all workers" row, default: the number of CPUs; with --profile, the workers of
- * the profiled gateway, default 1), --duration MS, --warmup MS, --streams N, --no-streams,
- * --scenarios a,b, --concurrency 1,16,64, --all-cells, --deadline SECONDS, --no-log-compare,
- * --no-traces, --no-pg, --postgres-url URL, --redis-url URL,
+ * the profiled gateway, default 1), --workers-list 1,2,4,8 (instead of --workers: a gateway at each
+ * count, reported with the machine's CPUs; 1 is tollgate-1, which always runs), --duration MS,
+ * --warmup MS, --streams N, --no-streams, --scenarios a,b, --concurrency 1,16,64, --all-cells,
+ * --deadline SECONDS (default 600, 300 with --quick, or 1.5× the run's own estimate when that is
+ * longer), --no-log-compare, --no-traces, --no-pg, --postgres-url URL, --redis-url URL,
  * --profile (instead: CPU-profile a one-worker gateway under load, at c16 unless --concurrency is
  * given, and list its hottest functions), --help.
  */
@@ -64,6 +70,7 @@ const OPTIONS = {
   gateway: { type: 'string', default: join(repository, 'dist/cli/main.js') },
   baseline: { type: 'string' },
   workers: { type: 'string' },
+  'workers-list': { type: 'string' },
   duration: { type: 'string' },
   warmup: { type: 'string' },
   streams: { type: 'string' },
@@ -121,6 +128,18 @@ const concurrencies = listFlag('concurrency', '1,16,64').map((text) => {
   return value;
 });
 
+if (flags['workers-list'] !== undefined && flags.workers !== undefined) usageError('give --workers or --workers-list, not both');
+if (flags['workers-list'] !== undefined && flags.profile) usageError('--workers-list does not go with --profile (use --workers)');
+/** The worker counts of the SQLite gateways: tollgate-1 always, and tollgate-<N> for each N above 1. */
+const workerCounts = flags['workers-list'] !== undefined
+  ? listFlag('workers-list').map((text) => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 1) usageError(`--workers-list takes whole numbers of at least 1, not ${JSON.stringify(text)}`);
+    return value;
+  })
+  : [1, numberFlag('workers', os.availableParallelism())];
+if (workerCounts.includes(0)) usageError('--workers must be at least 1');
+
 const settings = {
   warmupMs: numberFlag('warmup', flags.quick ? 300 : 1_000),
   durationMs: numberFlag('duration', flags.quick ? 1_000 : 4_000),
@@ -128,11 +147,10 @@ const settings = {
   // The variants of tollgate-1 and the translated scenarios: their targets are at c16.
   focusConcurrencies: flags['all-cells'] || !concurrencies.includes(16) ? concurrencies : [16],
   streamCount: flags['no-streams'] ? 0 : numberFlag('streams', flags.quick ? 1_000 : 5_000),
-  allWorkers: numberFlag('workers', os.availableParallelism()),
+  workerCounts: [...new Set([1, ...workerCounts])].sort((left, right) => left - right),
   deadlineSeconds: numberFlag('deadline', flags.quick ? 300 : 600),
 };
 if (settings.durationMs === 0) usageError('--duration must be above 0');
-if (settings.allWorkers === 0) usageError('--workers must be at least 1');
 
 const chatBody = (model, extra = {}) => ({ model, messages: [{ role: 'user', content: 'Say hello.' }], ...extra });
 
@@ -177,18 +195,19 @@ const results = {
   streams: [],
 };
 
-/** The PostgreSQL database made for tollgate-1-pg, until it is dropped: `{ serverUrl, name }`. */
-let benchDatabase;
+/** The PostgreSQL databases made for the -pg targets, until they are dropped: `{ serverUrl, name }` each. */
+const benchDatabases = [];
+/** Their names, kept after they are dropped: the load generator counts their backends' CPU as PostgreSQL's. */
+const postgresDatabaseNames = [];
 
-/** Drops the run's PostgreSQL database, if there is one (synchronous: also called on exit). */
-function dropDatabase() {
-  if (benchDatabase === undefined) return;
-  const { serverUrl, name } = benchDatabase;
-  benchDatabase = undefined;
-  try {
-    dropBenchDatabaseSync(serverUrl, name);
-  } catch (error) {
-    process.stderr.write(`Could not drop the benchmark database ${name}: ${error.stderr?.toString().trim() || error.message}\n`);
+/** Drops the run's PostgreSQL databases, if any (synchronous: also called on exit). */
+function dropDatabases() {
+  for (const { serverUrl, name } of benchDatabases.splice(0)) {
+    try {
+      dropBenchDatabaseSync(serverUrl, name);
+    } catch (error) {
+      process.stderr.write(`Could not drop the benchmark database ${name}: ${error.stderr?.toString().trim() || error.message}\n`);
+    }
   }
 }
 
@@ -197,7 +216,7 @@ function cleanUp() {
   if (cleanedUp) return;
   cleanedUp = true;
   killAllProcesses();
-  dropDatabase();
+  dropDatabases();
   rmSync(folder, { recursive: true, force: true });
 }
 process.on('exit', cleanUp);
@@ -208,11 +227,17 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.exit(130);
   });
 }
-const deadline = setTimeout(() => {
-  process.stderr.write(`\nDeadline of ${settings.deadlineSeconds} s reached: writing the partial results and stopping.\n`);
-  finish(2);
-}, settings.deadlineSeconds * 1_000);
-deadline.unref();
+let deadline;
+/** (Re)arms the deadline at `settings.deadlineSeconds` from the start of the run. */
+function armDeadline() {
+  clearTimeout(deadline);
+  deadline = setTimeout(() => {
+    process.stderr.write(`\nDeadline of ${settings.deadlineSeconds} s reached: writing the partial results and stopping.\n`);
+    finish(2);
+  }, settings.deadlineSeconds * 1_000 - (Date.now() - startedAt.getTime()));
+  deadline.unref();
+}
+armDeadline();
 
 // ---------------------------------------------------------------------------------------------
 
@@ -247,11 +272,11 @@ function describeMachine() {
   };
 }
 
-/** Samples each live target's resident memory every 100 ms and keeps the peak. */
+/** Samples each live target's resident memory (all its instances together) every 100 ms and keeps the peak. */
 const sampled = new Map();
 const sampler = setInterval(() => {
-  for (const [label, pid] of sampled) {
-    const rss = treeRssBytes(pid);
+  for (const [label, pids] of sampled) {
+    const rss = pids.reduce((sum, pid) => sum + treeRssBytes(pid), 0);
     if (rss > (results.peakRssBytes[label] ?? 0)) results.peakRssBytes[label] = rss;
   }
 }, 100);
@@ -263,11 +288,15 @@ async function startScript(script, env) {
   return { handle, port };
 }
 
-/** One cell: the load generator (its own process) against `port`, measuring `pid`'s CPU. */
-async function measure(scenarioName, concurrency, { name: target, port, pid, key, supportPids = [] }, { warmupMs = settings.warmupMs, durationMs = settings.durationMs, record = true } = {}) {
+/**
+ * One cell: the load generator (its own process) against the target's `ports` (its instances; the
+ * connections spread evenly over them), measuring the CPU of its `pids` together. A target on
+ * PostgreSQL + Redis (`services`) has their CPU counted apart from the other processes'.
+ */
+async function measure(scenarioName, concurrency, { name: target, ports, pids, key, supportPids = [], services = false }, { warmupMs = settings.warmupMs, durationMs = settings.durationMs, record = true } = {}) {
   const scenario = SCENARIOS[scenarioName];
   const job = {
-    origin: `http://127.0.0.1:${port}`,
+    origins: ports.map((port) => `http://127.0.0.1:${port}`),
     path: scenario.path,
     headers: { authorization: `Bearer ${key}` },
     body: JSON.stringify(scenario.body),
@@ -276,19 +305,22 @@ async function measure(scenarioName, concurrency, { name: target, port, pid, key
     concurrency,
     warmupMs,
     durationMs,
-    measuredPid: pid,
-    supportPids: pid === mockPid ? [] : [mockPid, ...supportPids],
+    measuredPids: pids,
+    supportPids: pids.includes(mockPid) ? [] : [mockPid, ...supportPids],
+    postgresDatabases: postgresDatabaseNames,
+    services,
   };
   const loader = startNode([join(benchFolder, 'load.mjs')], { ipc: true });
   const answer = await ask(loader, job, warmupMs + durationMs + 30_000);
   await loader.exited;
   if (!answer.ok) throw new Error(`load generator failed: ${answer.error}`);
   const result = answer.result;
-  const run = { scenario: scenarioName, concurrency, target, ...result, cpuPerRequestMicros: result.cpuMicros / result.completed, otherCores: (result.otherCpuMicros + result.stealCpuMicros) / (result.seconds * 1e6), interruptCores: result.interruptCpuMicros / (result.seconds * 1e6) };
+  const run = { scenario: scenarioName, concurrency, target, instances: ports.length, services, ...result, cpuPerRequestMicros: result.cpuMicros / result.completed, otherCores: (result.otherCpuMicros + result.stealCpuMicros) / (result.seconds * 1e6), interruptCores: result.interruptCpuMicros / (result.seconds * 1e6) };
   if (record) results.runs.push(run);
+  const servicesText = services ? `  postgres ${(run.postgresCpuMicros / (run.seconds * 1e6)).toFixed(2)} redis ${(run.redisCpuMicros / (run.seconds * 1e6)).toFixed(2)} cores` : '';
   const others = run.otherCores >= 0.2 ? ` [${run.otherBusiest.map((busy) => `${busy.cores} ${busy.command.slice(0, 50)}`).join('; ')}]` : '';
   const errors = run.errors > 0 ? `, ${run.errors} errors (${run.errorSamples.join(' / ')})` : '';
-  log(`  ${scenarioName.padEnd(23)} c${String(concurrency).padEnd(3)} ${target.padEnd(17)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.latencyMs.p50.toFixed(2)} ms  p99 ${run.latencyMs.p99.toFixed(2)} ms  ${run.cpuPerRequestMicros.toFixed(0)} µs CPU/req  other ${run.otherCores.toFixed(2)} irq ${run.interruptCores.toFixed(2)} cores${others}${errors}`);
+  log(`  ${scenarioName.padEnd(23)} c${String(concurrency).padEnd(3)} ${target.padEnd(17)} ${run.rps.toFixed(0).padStart(6)} req/s  p50 ${run.latencyMs.p50.toFixed(2)} ms  p99 ${run.latencyMs.p99.toFixed(2)} ms  ${run.cpuPerRequestMicros.toFixed(0)} µs CPU/req  other ${run.otherCores.toFixed(2)} irq ${run.interruptCores.toFixed(2)} cores${servicesText}${others}${errors}`);
   return run;
 }
 
@@ -300,7 +332,7 @@ async function backgroundLoad() {
   return (after.tasks - before.tasks + after.steal - before.steal) / 1e6;
 }
 
-/** Median of a few RSS samples taken `intervalMs` apart. */
+/** Median of a few RSS samples of `pid`'s tree taken `intervalMs` apart (over 1 s by default). */
 async function settledRss(pid, samples = 5, intervalMs = 200) {
   const values = [];
   for (let index = 0; index < samples; index += 1) {
@@ -315,7 +347,7 @@ async function holdStreams({ name: target, port, pid, key }) {
   log(`  ${target}: warming up, then opening ${settings.streamCount} slow streams`);
   const entry = { target, requested: settings.streamCount };
   results.streams.push(entry);
-  await measure('chat-stream', 16, { name: `${target} (warm-up)`, port, pid, key }, { warmupMs: 200, durationMs: 1_000, record: false });
+  await measure('chat-stream', 16, { name: `${target} (warm-up)`, ports: [port], pids: [pid], key }, { warmupMs: 200, durationMs: 1_000, record: false });
   entry.idleRssBytes = await settledRss(pid);
 
   const holder = startNode([join(benchFolder, 'streams.mjs')], { ipc: true });
@@ -373,8 +405,12 @@ const BASELINE = 'tollgate-1-baseline';
 function cellsOf(target, scenario) {
   if (target.skipScenarios?.includes(scenario) === true) return [];
   if (SCENARIOS[scenario].translated === true || SCENARIOS[scenario].socket === true) return target.name === 'tollgate-1' || target.name === BASELINE ? settings.focusConcurrencies : [];
-  return target.variant === true ? settings.focusConcurrencies : settings.concurrencies;
+  if (target.variant === true) return settings.focusConcurrencies;
+  // Instances behind one target need a connection each at least: tollgate-3x-pg is not run at c1.
+  return settings.concurrencies.filter((concurrency) => concurrency >= target.ports.length);
 }
+
+const sleep = (ms) => new Promise((resolveWait) => setTimeout(resolveWait, ms));
 
 async function main() {
   if (!existsSync(flags.gateway)) throw new Error(`${flags.gateway} does not exist: run \`npm run build\` first (or pass --gateway)`);
@@ -385,8 +421,8 @@ async function main() {
   const mock = await startScript('mock-upstream.mjs', { PORT: '0' });
   mockPid = mock.handle.pid;
   log(`mock upstream on ${mock.port} (pid ${mock.handle.pid})`);
-  // Each gateway instance gets its own database: instances sharing one would (rightly) refuse to
-  // start without a shared limit store.
+  // Each gateway target gets its own database: instances sharing one would (rightly) refuse to
+  // start without a shared limit store (the instances of tollgate-3x-pg share theirs and Redis).
   const prepare = (name, options = {}) => {
     const instanceFolder = join(folder, name);
     mkdirSync(instanceFolder);
@@ -399,14 +435,17 @@ async function main() {
 
   const bare = await startScript('bare-proxy.mjs', { PORT: '0', UPSTREAM: `http://127.0.0.1:${mock.port}` });
   const targets = [
-    { name: 'direct', port: mock.port, pid: mock.handle.pid, key: UNUSED_KEY },
-    { name: 'bare-proxy', port: bare.port, pid: bare.handle.pid, key: UNUSED_KEY },
+    { name: 'direct', ports: [mock.port], pids: [mock.handle.pid], key: UNUSED_KEY },
+    { name: 'bare-proxy', ports: [bare.port], pids: [bare.handle.pid], key: UNUSED_KEY },
   ];
   const tollgates = [];
   const supportHandles = [];
 
-  /** Prepares and starts one gateway; a failure makes it "not available" (with the reason), not the run's end. */
-  const addTollgate = async (name, { workers = 1, variant = false, prepareOptions = {}, env = {}, supportPids = [], gatewayPath = flags.gateway } = {}) => {
+  /**
+   * Prepares one gateway target and starts its `instances` (`serve --workers <workers>` each, on
+   * one database); a failure makes it "not available" (with the reason), not the run's end.
+   */
+  const addTollgate = async (name, { workers = 1, instances = 1, variant = false, services = false, prepareOptions = {}, env = {}, supportPids = [], gatewayPath = flags.gateway } = {}) => {
     // A build from before the embeddings endpoint sits out that scenario (see `prepare`).
     const skipScenarios = [...(servesEmbeddings(gatewayPath) ? [] : ['embeddings']), ...(servesSocket(gatewayPath) ? [] : ['responses-socket'])];
     let prepared;
@@ -418,18 +457,26 @@ async function main() {
       log(`${name}: not available (${reason})`);
       return;
     }
-    const port = await freePort();
-    const started = await startTollgate({ gatewayPath, env: { ...prepared.env, ...env }, port, workers });
-    if (started.unavailable !== undefined) {
-      results.unavailable[name] = started.unavailable;
-      log(`${name}: not available (${started.unavailable})`);
-      if (started.handle !== undefined) await stopProcess(started.handle);
-      return;
+    const handles = [];
+    const ports = [];
+    // One after another: the first applies the migrations and writes the catalog's first version.
+    for (let instance = 0; instance < instances; instance += 1) {
+      const port = await freePort();
+      const started = await startTollgate({ gatewayPath, env: { ...prepared.env, ...env }, port, workers });
+      if (started.unavailable !== undefined) {
+        const reason = instances > 1 ? `instance ${instance + 1} of ${instances}: ${started.unavailable}` : started.unavailable;
+        results.unavailable[name] = reason;
+        log(`${name}: not available (${reason})`);
+        for (const handle of [...handles, started.handle]) if (handle !== undefined) await stopProcess(handle);
+        return;
+      }
+      handles.push(started.handle);
+      ports.push(port);
     }
     // Give the other workers of a cluster time to come up behind the first healthy one.
-    if (workers > 1) await new Promise((resolveWait) => setTimeout(resolveWait, 1_500));
-    tollgates.push(started.handle);
-    targets.push({ name, port, pid: started.handle.pid, key: prepared.key, supportPids, variant, skipScenarios });
+    if (workers > 1) await sleep(Math.max(1_500, 500 * workers));
+    tollgates.push(...handles);
+    targets.push({ name, ports, pids: handles.map((handle) => handle.pid), key: prepared.key, supportPids, variant, services, skipScenarios });
   };
 
   await addTollgate('tollgate-1');
@@ -438,8 +485,9 @@ async function main() {
   // The request log's cost: the same one-worker gateway with the log off, measured in the same cells.
   if (flags['no-log-compare']) results.leftOut['tollgate-1-nolog'] = '--no-log-compare';
   else await addTollgate('tollgate-1-nolog', { variant: true, prepareOptions: { log: false } });
-  if (settings.allWorkers > 1) await addTollgate(`tollgate-${settings.allWorkers}`, { workers: settings.allWorkers });
-  else results.leftOut['tollgate-2'] = '--workers 1';
+  const manyWorkers = settings.workerCounts.filter((count) => count > 1);
+  for (const workers of manyWorkers) await addTollgate(`tollgate-${workers}`, { workers });
+  if (manyWorkers.length === 0) results.leftOut['tollgate-N'] = '--workers 1';
 
   // The same one-worker gateway with tracing on: every request exported as spans to a sink.
   if (flags['no-traces']) results.leftOut['tollgate-1-traced'] = '--no-traces';
@@ -450,19 +498,27 @@ async function main() {
     await addTollgate('tollgate-1-traced', { variant: true, env, supportPids: [sink.handle.pid] });
   }
 
-  // One instance on PostgreSQL + Redis, on a database made for this run.
-  if (flags['no-pg']) results.leftOut['tollgate-1-pg'] = '--no-pg';
-  else await addPostgresTollgate(addTollgate);
+  // One instance, then three, on PostgreSQL + Redis, each on a database made for this run.
+  if (flags['no-pg']) for (const { name } of POSTGRES_TARGETS) results.leftOut[name] = '--no-pg';
+  else await addPostgresTollgates(addTollgate);
 
   results.targets = targets.map((target) => target.name);
-  for (const target of targets) if (target.name !== 'direct') sampled.set(target.name, target.pid);
-  log(`targets: ${targets.map((target) => `${target.name} :${target.port}`).join(', ')}`);
+  for (const target of targets) if (target.name !== 'direct') sampled.set(target.name, target.pids);
+  log(`targets: ${targets.map((target) => `${target.name} :${target.ports.join(',')}`).join(', ')}`);
 
   const cells = scenarioNames.flatMap((scenario) => targets.flatMap((target) => cellsOf(target, scenario)));
   const warmups = scenarioNames.flatMap((scenario) => targets.filter((target) => cellsOf(target, scenario).length > 0));
   const warmupMs = flags.quick ? 500 : 1_000;
   const streamSeconds = settings.streamCount > 0 ? 2 * (15 + settings.streamCount / 400) : 0;
-  log(`${cells.length} cells; expect about ${Math.round((cells.length * (settings.warmupMs + settings.durationMs + 300) + warmups.length * (warmupMs + 300)) / 1_000 + streamSeconds)} s from here`);
+  const estimateSeconds = Math.round((cells.length * (settings.warmupMs + settings.durationMs + 300) + warmups.length * (warmupMs + 300)) / 1_000 + streamSeconds + 5);
+  log(`${cells.length} cells; expect about ${estimateSeconds} s from here`);
+  // A run with more cells than the default deadline allows (e.g. --workers-list) gets 1.5× its estimate.
+  const elapsedSeconds = (Date.now() - startedAt.getTime()) / 1_000;
+  if (flags.deadline === undefined && elapsedSeconds + 1.5 * estimateSeconds > settings.deadlineSeconds) {
+    settings.deadlineSeconds = Math.ceil(elapsedSeconds + 1.5 * estimateSeconds);
+    armDeadline();
+    log(`deadline moved to ${settings.deadlineSeconds} s (1.5× the estimate)`);
+  }
 
   // Unrecorded warm-up of every process and code path (JIT, pools, the database).
   log(`warming up every target (${warmupMs} ms per scenario)`);
@@ -479,9 +535,16 @@ async function main() {
     }
   }
   sampled.clear();
+  // The one-worker gateway at rest after every cell it ran: its idle RSS.
+  const one = targets.find((target) => target.name === 'tollgate-1');
+  if (one !== undefined && results.runs.some((run) => run.target === 'tollgate-1')) {
+    await sleep(1_000);
+    results.idleRss = { target: 'tollgate-1', bytes: await settledRss(one.pids[0]) };
+    log(`  tollgate-1 idle after its cells: ${(results.idleRss.bytes / 1_048_576).toFixed(1)} MB RSS`);
+  }
   for (const handle of tollgates) await stopProcess(handle);
   for (const handle of supportHandles) await stopProcess(handle);
-  dropDatabase();
+  dropDatabases();
 
   await stopProcess(bare.handle);
 
@@ -504,44 +567,56 @@ async function main() {
   finish(0);
 }
 
-/** Whether a build knows the embeddings endpoint (its catalog schema names it). */
 /** Whether the build serves the Responses WebSocket (older builds answer the upgrade with 404). */
 function servesSocket(gatewayPath) {
   return existsSync(join(dirname(dirname(gatewayPath)), 'http', 'v1', 'surfaces', 'responses', 'socket'));
 }
 
+/** Whether a build knows the embeddings endpoint (its catalog schema names it). */
 function servesEmbeddings(gatewayPath) {
   const schema = join(dirname(dirname(gatewayPath)), 'config', 'schema.js');
   return existsSync(schema) && readFileSync(schema, 'utf8').includes("'embeddings'");
 }
 
+/** The targets on PostgreSQL + Redis: one instance, and three on one database (issue 22). */
+const POSTGRES_TARGETS = [{ name: 'tollgate-1-pg', instances: 1 }, { name: 'tollgate-3x-pg', instances: 3 }];
+
 /**
- * tollgate-1-pg: one instance on a fresh PostgreSQL database (created here, dropped when the run
- * ends) with Redis for limits; "not available", with the reason, when the URLs are not given or
- * either server does not answer.
+ * tollgate-1-pg and tollgate-3x-pg, each on a fresh PostgreSQL database (created here, dropped when
+ * the run ends) with Redis for limits; "not available", with the reason, when the URLs are not
+ * given or either server does not answer.
  */
-async function addPostgresTollgate(addTollgate) {
-  const name = 'tollgate-1-pg';
-  const unavailable = (reason) => {
+async function addPostgresTollgates(addTollgate) {
+  const unavailable = (name, reason) => {
     results.unavailable[name] = reason;
     log(`${name}: not available (${reason})`);
   };
   const setup = postgresSetup(flags);
-  if (setup.missing !== undefined) return unavailable(setup.missing);
-  try {
-    await checkRedis(setup.redisUrl);
-  } catch (error) {
-    return unavailable(`Redis at ${redactUrl(setup.redisUrl)} does not answer: ${error.message}`);
+  let problem = setup.missing;
+  if (problem === undefined) {
+    try {
+      await checkRedis(setup.redisUrl);
+    } catch (error) {
+      problem = `Redis at ${redactUrl(setup.redisUrl)} does not answer: ${error.message}`;
+    }
   }
-  let database;
-  try {
-    database = await createBenchDatabase(setup.postgresUrl);
-  } catch (error) {
-    return unavailable(`could not create a database on ${redactUrl(setup.postgresUrl)}: ${error.message}`);
+  for (const { name, instances } of POSTGRES_TARGETS) {
+    if (problem !== undefined) {
+      unavailable(name, problem);
+      continue;
+    }
+    let database;
+    try {
+      database = await createBenchDatabase(setup.postgresUrl);
+    } catch (error) {
+      unavailable(name, `could not create a database on ${redactUrl(setup.postgresUrl)}: ${error.message}`);
+      continue;
+    }
+    benchDatabases.push({ serverUrl: setup.postgresUrl, name: database.name });
+    postgresDatabaseNames.push(database.name);
+    log(`${name}: database ${database.name} on ${redactUrl(setup.postgresUrl)}, Redis at ${redactUrl(setup.redisUrl)}`);
+    await addTollgate(name, { instances, services: true, prepareOptions: { databaseUrl: database.url, redisUrl: setup.redisUrl } });
   }
-  benchDatabase = { serverUrl: setup.postgresUrl, name: database.name };
-  log(`${name}: database ${database.name} on ${redactUrl(setup.postgresUrl)}, Redis at ${redactUrl(setup.redisUrl)}`);
-  await addTollgate(name, { variant: true, prepareOptions: { databaseUrl: database.url, redisUrl: setup.redisUrl } });
 }
 
 /** --profile: one-worker gateway with --cpu-prof under load, then its hottest functions. */
@@ -553,11 +628,11 @@ async function profile(mock, prepared) {
   const name = `tollgate-${workers} (profiled)`;
   const started = await startTollgate({ gatewayPath: flags.gateway, env: prepared.env, port, workers, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileFolder}`] });
   if (started.unavailable !== undefined) throw new Error(`gateway did not start: ${started.unavailable}`);
-  if (workers > 1) await new Promise((resolveWait) => setTimeout(resolveWait, 1_500));
+  if (workers > 1) await sleep(Math.max(1_500, 500 * workers));
   results.targets = [name];
   const concurrencies = flags.concurrency === undefined ? [16] : settings.concurrencies;
   for (const scenario of scenarioNames) {
-    for (const concurrency of concurrencies) await measure(scenario, concurrency, { name, port, pid: started.handle.pid, key: prepared.key });
+    for (const concurrency of concurrencies) await measure(scenario, concurrency, { name, ports: [port], pids: [started.handle.pid], key: prepared.key });
   }
   await stopProcess(started.handle, 10_000);
   await stopProcess(mock.handle);
