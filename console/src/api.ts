@@ -3,17 +3,20 @@
  * Changes carry `x-tollgate-console: 1`, which the server requires of every cookie-authenticated
  * change (its CSRF defence). A 401 means the session is over: the app goes back to the login page.
  */
-import type { Account, AccountActivity, AccountUsage, AdminRole, AlertDelivery, AdminToken, AuditEntry, Catalog, HealthGrouping, HealthReport, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, TargetRotation, TargetTest, UsageGrouping, UsageReport } from './types';
+import type { Account, AccountActivity, AccountUsage, AdminRole, AlertDelivery, AdminToken, AuditEntry, Catalog, CatalogChange, CatalogExport, CatalogVersion, HealthGrouping, HealthReport, Key, KeyDetails, KeySettings, LedgerEntry, Page, RequestLogEntry, SelfModel, SelfView, Session, TargetRotation, TargetTest, UsageGrouping, UsageReport } from './types';
 
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
+  /** The request field at fault, when the server names one (a 400's `param`). */
+  readonly param: string | null;
 
-  constructor(status: number, message: string, code: string) {
+  constructor(status: number, message: string, code: string, param: string | null = null) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
+    this.param = param;
   }
 }
 
@@ -32,9 +35,9 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   const text = await response.text();
   const parsed = parseJson(text);
   if (!response.ok) {
-    const error = (parsed as { error?: { message?: string; code?: string } } | undefined)?.error;
+    const error = (parsed as { error?: { message?: string; code?: string; param?: string | null } } | undefined)?.error;
     if (response.status === 401 && path !== '/console/api/session') onSessionEnded();
-    throw new ApiError(response.status, error?.message ?? `The server answered ${response.status}.`, error?.code ?? '');
+    throw new ApiError(response.status, error?.message ?? `The server answered ${response.status}.`, error?.code ?? '', error?.param ?? null);
   }
   if (parsed === undefined && text !== '') throw new ApiError(response.status, 'The server answered something other than JSON.', '');
   return parsed as T;
@@ -118,6 +121,11 @@ export const api = {
   usageByAccount: (filter: TimeRange & { top: number }) => call<AccountUsage>('GET', admin(`/usage/accounts${query({ ...filter })}`)),
   catalog: () => call<Catalog>('GET', admin('/catalog')),
   testTarget: (model: string, index: number) => call<TargetTest>('POST', admin(`/catalog/models/${segment(model)}/targets/${index}/test`)),
+  catalogDocument: () => call<CatalogExport>('GET', admin('/catalog/document')),
+  putCatalogDocument: (document: unknown, note: string) => call<CatalogChange>('PUT', admin('/catalog/document'), note === '' ? { document } : { document, note }),
+  catalogVersions: (before?: number, limit = 50) => call<{ data: CatalogVersion[] }>('GET', admin(`/catalog/versions${query({ before, limit })}`)),
+  catalogVersion: (id: number) => call<CatalogVersion & { document: Record<string, unknown> }>('GET', admin(`/catalog/versions/${id}`)),
+  rollbackCatalog: (id: number) => call<CatalogChange>('POST', admin(`/catalog/versions/${id}/rollback`)),
 
   adminTokens: () => call<{ data: AdminToken[] }>('GET', admin('/admin-tokens')),
   createAdminToken: (role: AdminRole, name: string) => call<AdminToken & { token: string }>('POST', admin('/admin-tokens'), name === '' ? { role } : { role, name }),

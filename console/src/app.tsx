@@ -13,6 +13,9 @@ import { AdminTokensPage } from './pages/admin-tokens';
 import { AlertDeliveriesPage } from './pages/alert-deliveries';
 import { AuditPage } from './pages/audit';
 import { CatalogPage } from './pages/catalog';
+import { CatalogEditorPage } from './pages/catalog-editor';
+import { CatalogVersionPage } from './pages/catalog-version';
+import { CatalogVersionsPage } from './pages/catalog-versions';
 import { HealthPage } from './pages/health';
 import { ConnectPage } from './pages/connect';
 import { HolderHomePage } from './pages/holder-home';
@@ -73,6 +76,9 @@ function Console() {
             <Route path="/console/keys/:id" component={KeyPage} />
             <Route path="/console/requests" component={RequestsPage} />
             <Route path="/console/catalog" component={CatalogPage} />
+            <Route path="/console/catalog/edit" component={CatalogEditorPage} />
+            <Route path="/console/catalog/versions" component={CatalogVersionsPage} />
+            <Route path="/console/catalog/versions/:id" component={CatalogVersionPage} />
             <Route path="/console/health" component={HealthPage} />
             <Route path="/console/admin-tokens" component={AdminTokensPage} />
             <Route path="/console/alerts" component={AlertDeliveriesPage} />

@@ -111,6 +111,48 @@ export interface Catalog {
   observed_at: string;
 }
 
+/** What a catalog version changed from the one before (src/admin/catalog-document.ts, `CatalogDiff`). */
+export interface CatalogDiff {
+  providers: { added: string[]; removed: string[]; changed: string[] };
+  models: { added: string[]; removed: string[]; changed: string[] };
+  /** Models in both versions whose prices differ. */
+  prices_changed: string[];
+}
+
+/**
+ * The catalog document as the admin API exports and takes it: `providers` and `models` written as
+ * in the config file (README, "The catalog"), each entry kept whole, with fields the console does
+ * not edit; an upstream secret entered through the API reads `"[stored]"`.
+ */
+export interface CatalogDocument {
+  providers: Array<Record<string, unknown>>;
+  models: Array<Record<string, unknown>>;
+  [field: string]: unknown;
+}
+
+/** GET /admin/v1/catalog/document: the catalog served now. `version` is null in file mode. */
+export interface CatalogExport {
+  version: number | null;
+  source: 'database' | 'file';
+  document: Record<string, unknown>;
+}
+
+/** A change made (PUT …/catalog/document, POST …/catalog/versions/{id}/rollback): the new version. */
+export interface CatalogChange {
+  version: number;
+  previous: number | null;
+  diff: CatalogDiff;
+}
+
+/** One catalog version (GET …/catalog/versions); `admin_token_id` is null for the file's seed. */
+export interface CatalogVersion {
+  id: number;
+  created_at: string;
+  admin_token_id: string | null;
+  note: string | null;
+  diff: CatalogDiff;
+}
+
 export type Session =
   | { kind: 'admin'; expires_at: string; admin_token: AdminToken }
   | { kind: 'key'; expires_at: string; key: Key; account: Account };

@@ -127,6 +127,13 @@ describe.each(engines)('the catalog at runtime on %s', (engine) => {
     const audit = await harness.store.listAudit({ targetType: 'catalog' }, { limit: 10 });
     expect(audit.rows[0]).toMatchObject({ action: 'catalog.rollback', targetId: String(atFirstPrice + 2), before: { version: atFirstPrice + 1 }, after: { version: atFirstPrice + 2, rolled_back_to: atFirstPrice, diff: { prices_changed: ['runtime-model'] } } });
     expect(audit.rows[1]).toMatchObject({ action: 'catalog.put', targetId: String(atFirstPrice + 1), before: { version: atFirstPrice }, after: { version: atFirstPrice + 1 } });
+    // The admin API's audit filter reads them too (the console's audit page filters by it).
+    const listed = await call('GET', '/audit?target_type=catalog&limit=2', tokens.viewer);
+    expect(listed.status).toBe(200);
+    expect((listed.body.data as Array<{ action: string; target_id: string }>).map((entry) => [entry.action, entry.target_id])).toEqual([
+      ['catalog.rollback', String(atFirstPrice + 2)],
+      ['catalog.put', String(atFirstPrice + 1)],
+    ]);
   });
 
   it('bills a request in flight at the version it started with', async () => {

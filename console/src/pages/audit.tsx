@@ -45,6 +45,7 @@ function AuditFilter({ targetType, targetId, range, onFilter }: { targetType: st
           <option value="">Any</option>
           <option value="account">Accounts</option>
           <option value="admin_token">Admin tokens</option>
+          <option value="catalog">Catalog versions</option>
           <option value="key">Keys</option>
         </select>
       </div>
@@ -139,6 +140,8 @@ function AuditRow({ entry }: { entry: AuditEntry }) {
       <td data-label="Target">
         {entry.target_type === 'account' ? (
           <a href={`/console/accounts/${encodeURIComponent(entry.target_id)}`}>{entry.target_id}</a>
+        ) : entry.target_type === 'catalog' ? (
+          <a href={`/console/catalog/versions/${encodeURIComponent(entry.target_id)}`}>Catalog version {entry.target_id}</a>
         ) : (
           <code>{entry.target_id}</code>
         )}

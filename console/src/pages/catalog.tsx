@@ -2,7 +2,8 @@
  * The catalog for operators (/admin/v1/catalog): every model with its prices per million tokens,
  * reasoning efforts and targets, and every target's live health as the answering instance sees it;
  * then each pooled upstream key's state, by its name. Operators can test each target ("Say OK"
- * through it alone, billed to nobody) and read the result beside it.
+ * through it alone, billed to nobody) and read the result beside it. The catalog's editor
+ * (catalog-editor.tsx) and its versions (catalog-versions.tsx) are a link away.
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
@@ -122,18 +123,23 @@ function UpstreamKeys({ keys }: { keys: UpstreamKey[] }) {
 
 export function CatalogPage() {
   const session = useAdminSession();
-  const canTest = roleReaches(session.admin_token.role, 'operator');
+  const isOperator = roleReaches(session.admin_token.role, 'operator');
   const catalog = useLoad(() => api.catalog(), []);
   const data = catalog.data;
   const health = new Map(data?.targets.map((target) => [target.target, target]) ?? []);
   return (
     <>
-      <PageHeading title="Models" />
+      <PageHeading title="Models">
+        <nav class="page-links" aria-label="Catalog">
+          <a href="/console/catalog/edit">{isOperator ? 'Edit catalog' : 'Catalog document'}</a>
+          <a href="/console/catalog/versions">Versions</a>
+        </nav>
+      </PageHeading>
       <p class="help">
         Prices in US dollars per million tokens. Target health is what this gateway instance sees
         {data === undefined ? '' : ', read '}
         {data === undefined ? null : <Time iso={data.observed_at} />}.
-        {canTest ? ' Test sends "Say OK" through that target alone: nobody is billed, and its health is left as it is.' : ''}
+        {isOperator ? ' Test sends "Say OK" through that target alone: nobody is billed, and its health is left as it is.' : ''}
       </p>
       <ErrorNotice error={catalog.error} />
       {data === undefined ? (
@@ -172,7 +178,7 @@ export function CatalogPage() {
                     <td data-label="Targets" class="wrap">
                       <ul class="plain">
                         {model.targets.map((target, index) => (
-                          <TargetRow key={target.target} model={model.id} index={index} target={target} health={health.get(target.target)} canTest={canTest} />
+                          <TargetRow key={target.target} model={model.id} index={index} target={target} health={health.get(target.target)} canTest={isOperator} />
                         ))}
                       </ul>
                     </td>

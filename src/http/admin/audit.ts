@@ -15,7 +15,7 @@ export function registerAuditRoutes(app: AdminApp, deps: AdminRouteDeps): void {
       tags: ['audit'],
       summary: 'Read the audit log, newest first: every admin change, who made it, before and after',
       querystring: pageQuery.extend({
-        target_type: z.enum(['account', 'admin_token', 'key', 'target', 'alert_delivery']).optional(),
+        target_type: z.enum(['account', 'admin_token', 'key', 'target', 'alert_delivery', 'catalog']).optional(),
         target_id: z.string().max(200).optional(),
         ...timeRangeQuery,
       }),
