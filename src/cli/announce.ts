@@ -5,12 +5,13 @@
  */
 import { publishKeyChange } from '../auth/key-events.js';
 import { ENV } from '../config/env.js';
-import { closeRedisClient, createRedisClient, waitForRedis } from '../ratelimit/redis-client.js';
 import type { CliIo } from './cli-io.js';
 
 export async function announceKeyChange(io: CliIo): Promise<void> {
   const url = io.env[ENV.redisUrl];
   if (url === undefined || url === '') return;
+  // Loaded only with Redis (docs/architecture.md, "What a process loads").
+  const { closeRedisClient, createRedisClient, waitForRedis } = await import('../ratelimit/redis-client.js');
   const client = createRedisClient(url);
   try {
     if (await waitForRedis(client, 2_000)) await publishKeyChange(client);

@@ -4,11 +4,11 @@
  * naming the field, and the file's duration read from the file itself (music-metadata), since the
  * duration is what these endpoints are billed by. A file that is not audio, or whose duration
  * cannot be read, is refused before anything is held. The upstream's `usage` (tokens, or seconds)
- * is read here too, for the bill.
+ * is read here too, for the bill. music-metadata is imported by the first file read, not at start
+ * (docs/architecture.md, "What a process loads").
  */
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { parseStream } from 'music-metadata';
 import { fileList, textField, textList, type UploadedFile, type UploadFields } from './upload-fields.js';
 import { InvalidRequestError, isSaneUsage, type PricedUnits, type Usage } from './canonical.js';
 import { invalidType, invalidValue, missingParameter, optionalNumber, unknownParameter, unsupportedParameter, unsupportedValue } from './field-checks.js';
@@ -28,6 +28,8 @@ export type TimestampGranularity = (typeof TIMESTAMP_GRANULARITIES)[number];
 
 /** Longest audio the gateway accepts: a header claiming more is not a real recording. */
 export const MAX_AUDIO_SECONDS = 24 * 60 * 60;
+
+let audioReader: Promise<typeof import('music-metadata')> | undefined;
 
 export interface TranscriptionRequest {
   endpoint: AudioTextEndpoint;
@@ -240,6 +242,7 @@ function notAudio(detail: string): InvalidRequestError {
  * that is not audio, or whose duration cannot be read, is the client's 400 on `file`.
  */
 export async function audioDurationMs(file: UploadedFile): Promise<number> {
+  const { parseStream } = await (audioReader ??= import('music-metadata'));
   const source = chunkStream(file.chunks);
   let seconds: number | undefined;
   try {

@@ -13,8 +13,6 @@ import type { BackendFailurePolicy } from '../ratelimit/failure-policy.js';
 import type { Limiter } from '../ratelimit/limiter.js';
 import { createMemoryLimiter } from '../ratelimit/memory-limiter.js';
 import { createOutageLog } from '../ratelimit/outage-log.js';
-import { closeRedisClient, createRedisClient, waitForRedis } from '../ratelimit/redis-client.js';
-import { createRedisLimiter } from '../ratelimit/redis-limiter.js';
 import type { Metrics } from '../observability/metrics.js';
 
 export interface LimitsSetup {
@@ -43,6 +41,8 @@ export async function setUpLimits(env: Env, config: ConfigFile, options: { clust
     const limiter = options.clusterWorker ? createClusterWorkerLimiter({ onFailure: policy, ...failureReports }) : createMemoryLimiter();
     return { limiter, shared: false, keyEvents: undefined, close: () => limiter.close() };
   }
+  // Redis's client is loaded only when it is configured (docs/architecture.md, "What a process loads").
+  const [{ closeRedisClient, createRedisClient, waitForRedis }, { createRedisLimiter }] = await Promise.all([import('../ratelimit/redis-client.js'), import('../ratelimit/redis-limiter.js')]);
   // Once per outage per client (see createRedisClient), and without the stack: it is a network error.
   const onError = (error: unknown) => options.logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'redis connection problem');
   const client = createRedisClient(redisUrl, { onError, autoPipelining: true });

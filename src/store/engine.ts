@@ -13,6 +13,9 @@ import type { HoldOperation } from './hold-operations.js';
 import type { Database, StoreEngine } from './schema.js';
 import type { RequestLogEntry, StoredResponse } from './store.js';
 
+/** SQLite's file name of a private in-memory database (`sqlite::memory:`, for tests). */
+export const SQLITE_MEMORY_PATH = ':memory:';
+
 /** Runs `work` in one database transaction (engine-specific: SQLite takes the write lock up front). */
 export type Transact = <T>(work: (transaction: Kysely<Database>) => Promise<T>) => Promise<T>;
 

@@ -5,10 +5,8 @@
  * - `postgres://…` or `postgresql://…` — a PostgreSQL connection pool.
  */
 import { resolve } from 'node:path';
-import type { Engine } from './engine.js';
+import { SQLITE_MEMORY_PATH, type Engine } from './engine.js';
 import { KyselyStore } from './kysely-store.js';
-import { openPostgresEngine } from './postgres/postgres-engine.js';
-import { openSqliteEngine, SQLITE_MEMORY_PATH } from './sqlite/sqlite-engine.js';
 import type { Store } from './store.js';
 
 export interface OpenStoreOptions {
@@ -55,8 +53,12 @@ export function parseDatabaseUrl(databaseUrl: string): DatabaseLocation {
 export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
   const location = parseDatabaseUrl(databaseUrl);
   const now = options.now ?? (() => new Date());
+  // Only the engine the URL names is loaded: a SQLite gateway never loads pg, nor PostgreSQL's
+  // better-sqlite3 (docs/architecture.md, "What a process loads").
   const engine: Engine =
-    location.engine === 'sqlite' ? await openSqliteEngine(location.filename, options) : openPostgresEngine(location.connectionString, { onHoldCommit: options.onHoldCommit });
+    location.engine === 'sqlite'
+      ? await (await import('./sqlite/sqlite-engine.js')).openSqliteEngine(location.filename, options)
+      : (await import('./postgres/postgres-engine.js')).openPostgresEngine(location.connectionString, { onHoldCommit: options.onHoldCommit });
   const store = new KyselyStore(engine, { now });
   if (options.migrate ?? true) {
     try {

@@ -15,11 +15,11 @@
  * A fetch that fails is an `UpstreamError` of kind `credentials` (the router takes the provider
  * out, docs/architecture.md) whose message says why, and holds no key, secret or token.
  */
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { BedrockCredentialsConfig } from '../../config/schema.js';
 import { UpstreamError } from '../provider.js';
 import { resolveSecret } from '../shared/provider-secret.js';
 import { RenewingValue, type Renewable } from '../shared/renewing-value.js';
+import { awsSdk } from './aws-sdk.js';
 
 /** A set of AWS credentials, as AWS's libraries pass them. */
 export interface AwsCredentials {
@@ -42,10 +42,18 @@ const REASON_LIMIT = 300;
 
 /**
  * The source the catalog names: the access key in its environment variables (read now: an unset
- * one is a startup error), or the standard chain, with its profile when one is named.
+ * one is a startup error), or the standard chain, with its profile when one is named (built at the
+ * first fetch, once AWS's libraries are in: aws-sdk.ts).
  */
 export function credentialProviderOf(providerName: string, config: BedrockCredentialsConfig | undefined, env: Readonly<Record<string, string | undefined>>): AwsCredentialProvider {
-  if (config?.access_key_id_env === undefined) return defaultProvider(config?.profile === undefined ? {} : { profile: config.profile });
+  if (config?.access_key_id_env === undefined) {
+    const chainOptions = config?.profile === undefined ? {} : { profile: config.profile };
+    let chain: Promise<AwsCredentialProvider> | undefined;
+    return async (options) => {
+      chain ??= awsSdk().then((sdk) => sdk.defaultProvider(chainOptions));
+      return (await chain)(options);
+    };
+  }
   const read = (variable: string | undefined, what: string): string | undefined => resolveSecret('bedrock', { name: providerName, api_key_env: variable }, env, what);
   const accessKeyId = read(config.access_key_id_env, 'its AWS access key id') ?? '';
   const secretAccessKey = read(config.secret_access_key_env, 'its AWS secret access key') ?? '';

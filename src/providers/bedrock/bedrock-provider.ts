@@ -6,7 +6,7 @@
  * target's model is the Bedrock model id (or inference profile), in the path. Every call is signed
  * with SigV4 (sigv4-signer.ts) over credentials from the catalog's environment variables or AWS's
  * standard chain, renewed before they expire (aws-credentials.ts). Streams are AWS's binary event
- * stream (event-stream.ts).
+ * stream (event-stream.ts). AWS's libraries are imported when the provider is built (aws-sdk.ts).
  */
 import type { BedrockProviderConfig } from '../../config/schema.js';
 import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
@@ -16,6 +16,7 @@ import type { PassthroughCall, PassthroughResult, Provider, ProviderCall } from 
 import { streamCanonical, type CanonicalRoute } from '../shared/canonical-stream.js';
 import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
 import { AwsCredentialCache, credentialProviderOf, type AwsCredentialProvider } from './aws-credentials.js';
+import { awsSdk, preloadAwsSdk } from './aws-sdk.js';
 import { readBedrockErrorBody } from './bedrock-error-body.js';
 import { toConverseBody } from './converse-request.js';
 import { converseAnswerEvents, ConverseStreamTranslator } from './converse-stream.js';
@@ -41,6 +42,7 @@ export function defaultEndpoint(region: string): string {
  * chain when the first call needs them. No credential appears in any message.
  */
 export function createBedrockProvider(config: BedrockProviderConfig, env: Readonly<Record<string, string | undefined>>, options: BedrockProviderOptions = {}): Provider {
+  preloadAwsSdk();
   const endpoint = config.endpoint ?? defaultEndpoint(config.region);
   const cache = new AwsCredentialCache({
     providerName: config.name,
@@ -74,24 +76,26 @@ export function createBedrockProvider(config: BedrockProviderConfig, env: Readon
 
 /** Generators, so that a request Bedrock cannot take is thrown on the first `next()`, where the router expects failures. */
 async function* streamConverse(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall): AsyncGenerator<CanonicalEvent> {
+  const sdk = await awsSdk();
   const route: CanonicalRoute = {
     path: `/model/${encodeURIComponent(call.upstreamModel)}/converse-stream`,
     body: toConverseBody(request, call),
     translator: new ConverseStreamTranslator(),
     wholeBody: (text) => converseAnswerEvents(client.parseJsonObject(text)),
-    decode: decodeEventStream,
+    decode: (body) => decodeEventStream(body, sdk),
   };
   yield* streamCanonical(client, route, call);
 }
 
 async function* streamInvoke(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall): AsyncGenerator<CanonicalEvent> {
+  const sdk = await awsSdk();
   const route: CanonicalRoute = {
     path: invokePath(call.upstreamModel, true),
     // Anthropic's server tools (its web search) are not Bedrock's: hosted tools are dropped, and named so (no `keepsHostedTool`).
     body: invokeBody(toMessagesBody({ ...request, mapHostedTools: false }, call)),
     translator: new InvokeStreamTranslator(),
     wholeBody: (text) => messageObjectEvents(client.parseJsonObject(text)),
-    decode: decodeEventStream,
+    decode: (body) => decodeEventStream(body, sdk),
   };
   yield* streamCanonical(client, route, call);
 }

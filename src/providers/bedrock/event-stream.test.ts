@@ -10,12 +10,14 @@ import { describe, expect, it } from 'vitest';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import { eventMessage, exceptionMessage } from '../../../test/support/bedrock-upstream.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
+import { awsSdk } from './aws-sdk.js';
 import { decodeEventStream, EventStreamSplitter } from './event-stream.js';
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
+const sdk = await awsSdk();
 
 function split(chunks: Uint8Array[]): SseEvent[] {
-  const splitter = new EventStreamSplitter();
+  const splitter = new EventStreamSplitter(sdk);
   const events: SseEvent[] = [];
   for (const chunk of chunks) splitter.push(chunk, { sseEvent: (event, data) => void events.push({ event, data }) });
   splitter.end();
@@ -84,7 +86,7 @@ describe('the event-stream splitter', () => {
       yield Buffer.concat([delta.subarray(7), stop]);
     }
     const events: SseEvent[] = [];
-    for await (const event of decodeEventStream(body())) events.push(event);
+    for await (const event of decodeEventStream(body(), sdk)) events.push(event);
     expect(events.map((event) => event.event)).toEqual(['contentBlockDelta', 'messageStop']);
   });
 });

@@ -7,11 +7,12 @@
  * - `:message-type: exception` → `exception:` and its `:exception-type` (`exception:throttlingException`);
  * - `:message-type: error` → `error:` and its `:error-code`, the payload `{"message": :error-message}`.
  * The same splitter feeds the canonical path (`decodeEventStream`) and the pass-through's reader.
+ * The codec is AWS's libraries' (aws-sdk.ts), which the caller has awaited.
  */
-import { EventStreamCodec } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type { EventStreamCodec } from '@smithy/eventstream-codec';
 import { splitEvents, type EventSplitter, type SseEvent, type SseEventHandler } from '../../lib/sse-decoder.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
+import type { AwsSdk } from './aws-sdk.js';
 
 type Message = ReturnType<EventStreamCodec['decode']>;
 type MessageHeaders = Message['headers'];
@@ -22,7 +23,7 @@ const PRELUDE_BYTES = 12;
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /** The event name of a message and its payload's text (see the file comment). */
-export function eventOfMessage(message: Message): SseEvent {
+export function eventOfMessage(message: Message, toUtf8: AwsSdk['toUtf8']): SseEvent {
   const headers = message.headers;
   const kind = stringHeader(headers, ':message-type');
   const body = toUtf8(message.body);
@@ -38,9 +39,15 @@ function stringHeader(headers: MessageHeaders, name: string): string | undefined
 }
 
 export class EventStreamSplitter implements EventSplitter {
-  readonly #codec = new EventStreamCodec(toUtf8, fromUtf8);
+  readonly #codec: EventStreamCodec;
+  readonly #toUtf8: AwsSdk['toUtf8'];
   /** The bytes of a message not yet whole (an exact-size copy, so no chunk is kept alive). */
   #carry: Buffer | undefined;
+
+  constructor(sdk: AwsSdk) {
+    this.#codec = new sdk.EventStreamCodec(sdk.toUtf8, sdk.fromUtf8);
+    this.#toUtf8 = sdk.toUtf8;
+  }
 
   push(chunk: Uint8Array, handler: SseEventHandler): void {
     let bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -72,11 +79,11 @@ export class EventStreamSplitter implements EventSplitter {
       // A checksum that does not match, headers that do not parse: the stream is not to be trusted.
       throw new UnreadableStreamError(`The upstream sent an unreadable event-stream message (${error instanceof Error ? error.message : 'undecodable'}).`);
     }
-    return eventOfMessage(message);
+    return eventOfMessage(message, this.#toUtf8);
   }
 }
 
 /** The events of an event-stream body, in order, as the canonical path reads them. */
-export function decodeEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  return splitEvents(new EventStreamSplitter(), body);
+export function decodeEventStream(body: AsyncIterable<Uint8Array>, sdk: AwsSdk): AsyncGenerator<SseEvent> {
+  return splitEvents(new EventStreamSplitter(sdk), body);
 }

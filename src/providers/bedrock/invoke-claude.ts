@@ -20,6 +20,7 @@ import { PassthroughReader, type PassthroughFramer } from '../shared/passthrough
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
 import { exceptionMessage, isFailureEvent } from './converse-stream.js';
+import { awsSdk } from './aws-sdk.js';
 import { EventStreamSplitter } from './event-stream.js';
 
 /** The `anthropic_version` Bedrock's Claude models take. */
@@ -84,12 +85,13 @@ export async function runInvokePassthrough(client: UpstreamHttpClient, call: Pas
       throw error;
     }
   }
+  const sdk = await awsSdk();
   const response = await client.post(invokePath(call.upstreamModel, true), body, options);
   if (response.mediaType !== 'application/vnd.amazon.eventstream') {
     response.body.destroy();
     throw client.failure('protocol', `upstream answered a stream request with ${response.mediaType || 'no content type'}`);
   }
-  return { kind: 'stream', frames: new PassthroughReader(response.body, new InvokeFramer(client, new MessagesFramer(client, clientModel)), new EventStreamSplitter()) };
+  return { kind: 'stream', frames: new PassthroughReader(response.body, new InvokeFramer(client, new MessagesFramer(client, clientModel)), new EventStreamSplitter(sdk)) };
 }
 
 /** Event-stream messages → the Messages frames their chunks carry, each as Anthropic frames it. */

@@ -1,16 +1,15 @@
 /**
  * AWS Signature Version 4 for Bedrock's calls (docs/wire-protocols.md §18.2), made by AWS's own
- * signer (`@smithy/signature-v4`, SHA-256 from `@smithy/hash-node`): each call is signed over its
- * method, path, `host` and `content-type`, its body's hash and the time, with the credentials of
- * the cache (aws-credentials.ts). The headers it adds (`authorization`, `x-amz-date`,
- * `x-amz-content-sha256`, and `x-amz-security-token` for temporary credentials) go out with the
- * call, as the HTTP client's per-call credential.
+ * signer (`@smithy/signature-v4`, SHA-256 from `@smithy/hash-node`, imported by aws-sdk.ts): each
+ * call is signed over its method, path, `host` and `content-type`, its body's hash and the time,
+ * with the credentials of the cache (aws-credentials.ts). The headers it adds (`authorization`,
+ * `x-amz-date`, `x-amz-content-sha256`, and `x-amz-security-token` for temporary credentials) go
+ * out with the call, as the HTTP client's per-call credential.
  */
-import { Hash } from '@smithy/hash-node';
-import { HttpRequest } from '@smithy/protocol-http';
-import { SignatureV4 } from '@smithy/signature-v4';
+import type { SignatureV4 } from '@smithy/signature-v4';
 import { soleLease, type CallCredentials, type CallRequest, type CredentialLease } from '../shared/call-credentials.js';
 import type { AwsCredentialCache, AwsCredentials } from './aws-credentials.js';
+import { awsSdk, type AwsSdk } from './aws-sdk.js';
 
 /** Bedrock's signing name (the runtime API's host is `bedrock-runtime.…`, its signing name `bedrock`). */
 export const SIGNING_SERVICE = 'bedrock';
@@ -37,10 +36,10 @@ export class SigV4Credentials implements CallCredentials {
   }
 
   async headers(request: CallRequest): Promise<Readonly<Record<string, string>>> {
-    const credentials = await this.#cache.get();
-    const signer = this.#signerFor(credentials);
+    const [sdk, credentials] = await Promise.all([awsSdk(), this.#cache.get()]);
+    const signer = this.#signerFor(sdk, credentials);
     const endpoint = this.#endpoint;
-    const unsigned = new HttpRequest({
+    const unsigned = new sdk.HttpRequest({
       method: 'POST',
       protocol: endpoint.protocol,
       hostname: endpoint.hostname,
@@ -55,9 +54,9 @@ export class SigV4Credentials implements CallCredentials {
     return added;
   }
 
-  #signerFor(credentials: AwsCredentials): SignatureV4 {
+  #signerFor(sdk: AwsSdk, credentials: AwsCredentials): SignatureV4 {
     if (this.#signer?.credentials !== credentials) {
-      this.#signer = { credentials, signer: new SignatureV4({ credentials, region: this.#region, service: SIGNING_SERVICE, sha256: Hash.bind(null, 'sha256') }) };
+      this.#signer = { credentials, signer: new sdk.SignatureV4({ credentials, region: this.#region, service: SIGNING_SERVICE, sha256: sdk.Hash.bind(null, 'sha256') }) };
     }
     return this.#signer.signer;
   }

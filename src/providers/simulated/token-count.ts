@@ -3,8 +3,7 @@
  * so that the deltas it streams add up to exactly the output tokens it reports. Counting itself
  * (input and text) is protocol/tokens.ts, the same the gateway uses to estimate holds.
  */
-import { decode } from 'gpt-tokenizer';
-import { countTextTokens, encodeText } from '../../protocol/tokens.js';
+import { countTextTokens, decodeTokens, encodeText } from '../../protocol/tokens.js';
 
 /**
  * The character offset at which the first `tokenCount` tokens of `tokens` (the encoding of `text`)
@@ -13,7 +12,7 @@ import { countTextTokens, encodeText } from '../../protocol/tokens.js';
  */
 function prefixEnd(text: string, tokens: number[], tokenCount: number): number {
   for (let count = tokenCount; count > 0; count--) {
-    const prefix = decode(tokens.slice(0, count));
+    const prefix = decodeTokens(tokens.slice(0, count));
     if (text.startsWith(prefix)) return prefix.length;
   }
   return 0;

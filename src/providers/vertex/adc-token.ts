@@ -3,12 +3,14 @@
  * Google's own auth library: gcloud's login, a workload identity's configuration, or the metadata
  * server of the machine the gateway runs on (and any credentials file that is not a service
  * account's key, service-account-token.ts being the path for those). The library keeps the token
- * and fetches another before it expires.
+ * and fetches another before it expires. It is imported when such a source is built (a provider
+ * that needs it), not at start for a catalog without one (docs/architecture.md, "What a process
+ * loads").
  *
  * A token that cannot be had is an `UpstreamError` of kind `credentials` (the router takes the
  * provider out), whose message says why, cut, without a token.
  */
-import { GoogleAuth } from 'google-auth-library';
+import type { GoogleAuth } from 'google-auth-library';
 import { UpstreamError } from '../provider.js';
 import { soleLease, type CallCredentials, type CredentialLease } from '../shared/call-credentials.js';
 
@@ -27,13 +29,18 @@ export interface AdcTokenOptions {
 
 export class AdcTokenSource implements CallCredentials {
   readonly #options: AdcTokenOptions;
-  readonly #auth: GoogleAuth;
+  /** The library's client, once the library is imported (a failed import fails each call's token). */
+  readonly #auth: Promise<GoogleAuth>;
   /** The tokens handed out (the current one and the one before), kept out of any text that leaves. */
   #issued: readonly string[] = [];
 
   constructor(options: AdcTokenOptions) {
     this.#options = options;
-    this.#auth = new GoogleAuth({ scopes: [...options.scopes], ...(options.credentials === undefined ? {} : { credentials: options.credentials }) });
+    this.#auth = import('google-auth-library').then(
+      ({ GoogleAuth }) => new GoogleAuth({ scopes: [...options.scopes], ...(options.credentials === undefined ? {} : { credentials: options.credentials }) }),
+    );
+    // Met by the first call's `headers`, which reports it as a credentials failure.
+    this.#auth.catch(() => undefined);
   }
 
   async headers(): Promise<Readonly<Record<string, string>>> {
@@ -43,7 +50,7 @@ export class AdcTokenSource implements CallCredentials {
     });
     let token: string | null | undefined;
     try {
-      token = await Promise.race([this.#auth.getAccessToken(), timeout]);
+      token = await Promise.race([this.#auth.then((auth) => auth.getAccessToken()), timeout]);
     } catch (error) {
       const reason = error instanceof Error ? error.message.split(/\r?\n/, 1)[0]!.slice(0, REASON_LIMIT) : 'unknown failure';
       throw this.#failure(`Application Default Credentials gave no token (${reason})`, error);
@@ -62,7 +69,7 @@ export class AdcTokenSource implements CallCredentials {
 
   refused(): void {
     // The library keeps its token until near expiry; a refused one is forgotten so that the next call fetches another.
-    void this.#auth.getClient().then(
+    void this.#auth.then((auth) => auth.getClient()).then(
       (client) => {
         client.credentials = {};
       },

@@ -9,7 +9,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, SqliteDialect } from 'kysely';
-import type { Engine, EngineOptions, Transact } from '../engine.js';
+import { SQLITE_MEMORY_PATH, type Engine, type EngineOptions, type Transact } from '../engine.js';
 import { GroupCommit } from '../group-commit.js';
 import { MAX_HOLD_BATCH_SIZE } from '../hold-operations.js';
 import { migrateSqliteFile, migrateToLatest } from '../migrations/migrate.js';
@@ -20,9 +20,6 @@ import { startSqliteCheckpointer, type SqliteCheckpointer } from './sqlite-check
 import { openSqliteConnection, sqliteImmediateTransaction } from './sqlite-database.js';
 import { createSqliteHoldBatchCommit, type SqliteBatchOperation } from './sqlite-hold-statements.js';
 import { createSqliteRequestLogAppend } from './sqlite-request-log.js';
-
-/** The file name of a private in-memory database. */
-export const SQLITE_MEMORY_PATH = ':memory:';
 
 export interface SqliteEngineOptions extends EngineOptions {
   /** Who checkpoints the WAL of a file (open-store.ts, `walCheckpoints`); `:memory:` has none. */
