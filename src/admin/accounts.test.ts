@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { createAccount, creditAccount, listAccounts, requireAccount } from './accounts.js';
+import { createAccount, creditAccount, debitAccount, listAccounts, requireAccount } from './accounts.js';
 import { AdminError } from './admin-error.js';
 import { CLI_ACTOR } from './audit.js';
 
@@ -120,5 +120,15 @@ describe('listAccounts and requireAccount', () => {
 
   it('refuses an empty reference without asking the store for it', async () => {
     expect((await rejection(requireAccount(store, ' '))).kind).toBe('not_found');
+  });
+});
+
+describe('debitAccount', () => {
+  it('refuses a debit that only what quota slices hold could cover, and names what they hold', async () => {
+    const account = await createAccount(store, { name: 'sliced', balanceUsd: '10' }, CLI_ACTOR);
+    await store.grantSlice({ id: 'slice_one', accountId: account.id, owner: 'a-gateway', maxNanos: 4_000_000_000n, minNanos: 1n, headroom: 2, leaseUntil: new Date(Date.now() + 60_000) });
+    const refused = await rejection(debitAccount(store, account.id, '7', null, CLI_ACTOR));
+    expect(refused.message).toBe("a debit of 7 USD would take the balance below zero (available: 6 USD; 4 USD more is held by running gateways' quota slices until they go idle)");
+    expect((await debitAccount(store, account.id, '6', null, CLI_ACTOR)).balanceNanos).toBe(4_000_000_000n);
   });
 });

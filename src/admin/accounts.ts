@@ -100,7 +100,8 @@ export async function setAccountDisabled(store: AccountStore, accountRef: string
 
 /**
  * Takes a positive USD amount off an account's balance through the ledger; refused (conflict) when
- * the balance less its open holds does not cover it, so a balance never goes below zero.
+ * the balance less its open holds and its quota slices does not cover it, so a balance never goes
+ * below zero.
  */
 export async function debitAccount(store: AccountStore & MoneyStore, accountRef: string, amountUsd: string, note: string | null, actor: Actor): Promise<AccountRecord> {
   const amountNanos = parseUsdAmount(amountUsd, 'amount', { positive: true });
@@ -108,9 +109,12 @@ export async function debitAccount(store: AccountStore & MoneyStore, accountRef:
   const after = await store.debit(before.id, amountNanos, note, auditDraft(actor, 'account.debit', accountView, { note }));
   if (after === undefined) {
     const current = (await store.findAccount(before.id)) ?? before;
+    // What the gateway's quota slices hold is reserved like a hold; it comes back when they go idle.
+    const sliced = (await store.listSlices(before.id)).reduce((sum, slice) => sum + slice.amountNanos, 0n);
+    const inSlices = sliced > 0n ? `; ${formatUsd(sliced)} USD more is held by running gateways' quota slices until they go idle` : '';
     throw new AdminError(
       'conflict',
-      `a debit of ${formatUsd(amountNanos)} USD would take the balance below zero (available: ${formatUsd(current.balanceNanos - current.reservedNanos)} USD)`,
+      `a debit of ${formatUsd(amountNanos)} USD would take the balance below zero (available: ${formatUsd(current.balanceNanos - current.reservedNanos - sliced)} USD${inSlices})`,
     );
   }
   return after;

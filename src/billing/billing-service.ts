@@ -9,9 +9,11 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { idSuffix } from '../lib/ids.js';
 import type { PricedUnits, Surface, Usage } from '../protocol/canonical.js';
-import { KeyBudgetExceededError, type Charge, type KeyBudget, type MoneyStore } from '../store/store.js';
+import type { SliceHold } from '../store/slice-records.js';
+import { KeyBudgetExceededError, type Charge, type KeyBudget, type MoneyStore, type NewHold } from '../store/store.js';
 import { withMargin, type InputBound } from './input-bounds.js';
 import { budgetWindow } from './key-budget.js';
+import type { QuotaSlices } from './quota-slices.js';
 import { costOf, costOfUnits, type ModelPrices } from './prices.js';
 import { costOfTokens, formatUsd } from './money.js';
 
@@ -36,7 +38,15 @@ export interface Hold {
    * changes meanwhile (docs/architecture.md, "The catalog at runtime"); absent: the current ones.
    */
   prices?: ModelPrices;
+  /**
+   * Admitted in memory from this process's quota slice `id` (docs/architecture.md, Money: "Quota
+   * slices"): the hold has no row until it settles or reaches its first checkpoint, which write it.
+   */
+  slice?: { id: string; surface: Surface; admittedAt: Date };
 }
+
+/** How a hold was admitted: from a quota slice in memory, or by its own guarded UPDATE. */
+export type AdmissionPath = 'slice' | 'exact';
 
 export interface BillingServiceDeps {
   store: MoneyStore;
@@ -57,6 +67,10 @@ export interface BillingServiceDeps {
    * explain it; absent: the refusal names only the hold it needed.
    */
   spendable?: (accountId: string) => Promise<bigint | undefined>;
+  /** This process's quota slices; absent: every hold takes the exact path. */
+  slices?: QuotaSlices;
+  /** Told how each hold was admitted (the metric of slices against the exact path). */
+  onAdmitted?: (path: AdmissionPath) => void;
 }
 
 /** What a settlement billed. */
@@ -78,6 +92,8 @@ export class BillingService {
   private readonly holdTtlMilliseconds: number;
   private readonly keyBudget: (keyId: string) => Promise<KeyBudget | undefined>;
   private readonly spendable: ((accountId: string) => Promise<bigint | undefined>) | undefined;
+  private readonly slices: QuotaSlices | undefined;
+  private readonly onAdmitted: ((path: AdmissionPath) => void) | undefined;
 
   constructor(deps: BillingServiceDeps) {
     if (!Number.isSafeInteger(deps.holdTtlSeconds) || deps.holdTtlSeconds <= 0) {
@@ -90,6 +106,8 @@ export class BillingService {
     this.holdTtlMilliseconds = deps.holdTtlSeconds * 1_000;
     this.keyBudget = deps.keyBudget ?? (async (keyId) => (await deps.store.findKey(keyId))?.budget);
     this.spendable = deps.spendable;
+    this.slices = deps.slices;
+    this.onAdmitted = deps.onAdmitted;
   }
 
   /**
@@ -156,31 +174,50 @@ export class BillingService {
       prices,
     };
     const budget = await this.keyBudget(input.keyId);
-    let opened: boolean;
-    try {
-      opened = await this.store.openHold({
-        id: hold.id,
-        accountId: hold.accountId,
-        keyId: hold.keyId,
-        requestId: hold.requestId,
-        model: hold.model,
-        amountNanos,
-        expiresAt: this.expiryFromNow(),
-        surface: input.surface,
-        ...(budget === undefined ? {} : { keyBudget: budgetWindow(budget.period, this.now()) }),
-      });
-    } catch (error) {
-      if (error instanceof KeyBudgetExceededError && budget !== undefined) {
-        const window = budgetWindow(budget.period, this.now());
-        const spend = await this.store.keySpend(input.keyId, window);
-        throw new GatewayError('key_budget_exceeded', { headers: refusalHeaders(amountNanos, budget.limitNanos - spend.spentNanos - spend.reservedNanos) });
-      }
-      if (error instanceof KeyBudgetExceededError) throw new GatewayError('key_budget_exceeded', { headers: refusalHeaders(amountNanos, undefined) });
-      throw error;
+    // A key with a budget takes the exact path: its budget period's row is not sliced.
+    const sliceId = budget === undefined ? this.slices?.admit(hold.accountId, hold.id, amountNanos) : undefined;
+    if (sliceId !== undefined) {
+      this.onAdmitted?.('slice');
+      return { ...hold, slice: { id: sliceId, surface: input.surface, admittedAt: this.now() } };
+    }
+    const opening: NewHold = {
+      id: hold.id,
+      accountId: hold.accountId,
+      keyId: hold.keyId,
+      requestId: hold.requestId,
+      model: hold.model,
+      amountNanos,
+      expiresAt: this.expiryFromNow(),
+      surface: input.surface,
+      ...(budget === undefined ? {} : { keyBudget: budgetWindow(budget.period, this.now()) }),
+    };
+    let opened = await this.openExactly(opening, budget);
+    // Refused by the balance, while slices of it may be out: their unused parts come back (this
+    // process's at once, other processes' recalled), then the hold is tried once more.
+    if (!opened && this.slices !== undefined) {
+      await this.slices.recall(hold.accountId);
+      opened = await this.openExactly(opening, budget);
     }
     // A disabled account also lands here: to the client it is a balance it cannot spend.
     if (!opened) throw new GatewayError('insufficient_balance', { headers: refusalHeaders(amountNanos, await this.spendable?.(input.accountId)) });
+    this.onAdmitted?.('exact');
+    if (budget === undefined) this.slices?.openedExactly(hold.accountId, hold.id, amountNanos);
     return hold;
+  }
+
+  /** The hold by its own guarded UPDATE: whether the balance covered it; a key budget's refusal is its 403. */
+  private async openExactly(opening: NewHold, budget: KeyBudget | undefined): Promise<boolean> {
+    try {
+      return await this.store.openHold(opening);
+    } catch (error) {
+      if (error instanceof KeyBudgetExceededError && budget !== undefined) {
+        const window = budgetWindow(budget.period, this.now());
+        const spend = await this.store.keySpend(opening.keyId, window);
+        throw new GatewayError('key_budget_exceeded', { headers: refusalHeaders(opening.amountNanos, budget.limitNanos - spend.spentNanos - spend.reservedNanos) });
+      }
+      if (error instanceof KeyBudgetExceededError) throw new GatewayError('key_budget_exceeded', { headers: refusalHeaders(opening.amountNanos, undefined) });
+      throw error;
+    }
   }
 
   /**
@@ -190,8 +227,20 @@ export class BillingService {
    */
   async settle(hold: Hold, usage: Usage | null): Promise<Settlement> {
     const charge = usage === null || isZeroUsage(usage) ? null : this.chargeFor(hold, usage);
-    const settled = await this.store.settleHold(hold.id, charge);
+    const settled = await this.store.settleHold(hold.id, charge, sliceHoldOf(hold));
+    // Settled now or before, or its slice is gone: either way it has left its slice.
+    this.slices?.settled(hold.id);
     return settled && charge !== null ? { billedNanos: charge.costNanos, excessNanos: charge.excessNanos } : NOTHING_SETTLED;
+  }
+
+  /** A hold admitted from a slice was moved into a hold row by a checkpoint (or found one): it has left its slice. */
+  converted(hold: Hold): void {
+    this.slices?.released(hold.id);
+  }
+
+  /** The settle retrier gave the hold up: what became of it is for its slice's lease to end. */
+  abandoned(hold: Hold): void {
+    this.slices?.abandoned(hold.id);
   }
 
   /** What `usage` costs against `hold`, capped at it: what an expired hold would settle. */
@@ -205,8 +254,9 @@ export class BillingService {
     return new Date(this.now().getTime() + this.holdTtlMilliseconds);
   }
 
-  /** Ends expired holds (each settles its last checkpoint); returns how many. */
-  releaseExpired(): Promise<number> {
+  /** Ends expired slices (what is left in each goes back) and expired holds (each settles its last checkpoint); returns how many holds. */
+  async releaseExpired(): Promise<number> {
+    await this.store.releaseExpiredSlices(this.now());
     return this.store.releaseExpiredHolds(this.now());
   }
 
@@ -235,6 +285,21 @@ export class BillingService {
     if (prices === undefined) throw new GatewayError('model_unavailable');
     return prices;
   }
+}
+
+/** What a hold admitted from a slice writes as its row when it settles or reaches its first checkpoint. */
+export function sliceHoldOf(hold: Hold): SliceHold | undefined {
+  if (hold.slice === undefined) return undefined;
+  return {
+    sliceId: hold.slice.id,
+    accountId: hold.accountId,
+    keyId: hold.keyId,
+    requestId: hold.requestId,
+    model: hold.model,
+    amountNanos: hold.amountNanos,
+    surface: hold.slice.surface,
+    admittedAt: hold.slice.admittedAt,
+  };
 }
 
 /**

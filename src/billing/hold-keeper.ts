@@ -3,12 +3,14 @@
  * transaction, the usage metered so far by the requests whose count moved (so that a crash loses at
  * most one interval of billable output, and once the upstream accepted a request and its input is
  * counted, that input: the expired hold settles its last checkpoint) and pushes
- * the expiry of holds that need it (so that a stream outliving the hold TTL is still billed). The
- * timer runs only while some request does.
+ * the expiry of holds that need it (so that a stream outliving the hold TTL is still billed). A hold
+ * admitted from a quota slice has no row: its first checkpoint, whatever its usage, moves it out of
+ * its slice into an open row (docs/architecture.md, Money: "Quota slices"), so from then on a crash
+ * bills it by the expiry path like any hold. The timer runs only while some request does.
  */
 import type { Usage } from '../protocol/canonical.js';
 import type { HoldCheckpoint, MoneyStore } from '../store/store.js';
-import type { BillingService, Hold } from './billing-service.js';
+import { sliceHoldOf, type BillingService, type Hold } from './billing-service.js';
 
 export interface HoldKeeperOptions {
   store: Pick<MoneyStore, 'checkpointHolds'>;
@@ -21,6 +23,8 @@ export interface HoldKeeperOptions {
   onError: (error: unknown) => void;
   /** A running request's meter threw (a bug of that request): its hold is skipped this time. */
   onMeterError: (error: unknown, hold: Hold) => void;
+  /** A hold admitted from a slice has a row now (its checkpoint committed): BillingService.converted. */
+  converted?: (hold: Hold) => void;
 }
 
 interface Running {
@@ -30,6 +34,8 @@ interface Running {
   checkpointedInput: number;
   checkpointedOutput: number;
   extendedAt: number;
+  /** A hold admitted from a slice whose checkpoint has committed (it has a row now). */
+  converted: boolean;
 }
 
 export class HoldKeeper {
@@ -44,7 +50,7 @@ export class HoldKeeper {
    * `metered` is asked once per tick (UsageMeter.checkpoint).
    */
   track(hold: Hold, metered: () => Usage): () => void {
-    this.running.set(hold.id, { hold, metered, checkpointedNanos: 0n, checkpointedInput: 0, checkpointedOutput: 0, extendedAt: this.options.now() });
+    this.running.set(hold.id, { hold, metered, checkpointedNanos: 0n, checkpointedInput: 0, checkpointedOutput: 0, extendedAt: this.options.now(), converted: hold.slice === undefined });
     this.timer ??= this.startTimer();
     return () => {
       this.running.delete(hold.id);
@@ -60,22 +66,31 @@ export class HoldKeeper {
   /** Writes the checkpoints that are due now (the timer calls it; tests may too). */
   async checkpoint(): Promise<void> {
     if (this.writing !== undefined) return this.writing;
-    const due = this.collect();
+    const { due, converting } = this.collect();
     if (due.length === 0) return;
     this.writing = this.options.store
       .checkpointHolds(due)
+      .then(() => {
+        for (const entry of converting) {
+          entry.converted = true;
+          this.options.converted?.(entry.hold);
+        }
+      })
       .catch(this.options.onError)
       .finally(() => (this.writing = undefined));
     return this.writing;
   }
 
-  private collect(): HoldCheckpoint[] {
+  private collect(): { due: HoldCheckpoint[]; converting: Running[] } {
     const now = this.options.now();
     const due: HoldCheckpoint[] = [];
+    const converting: Running[] = [];
     for (const entry of this.running.values()) {
       const usage = this.meteredOf(entry);
       if (usage === undefined) continue;
-      const extend = now - entry.extendedAt >= this.options.extendAfterMs;
+      // Not yet a row: due at once, whatever it metered.
+      const slice = entry.converted ? undefined : sliceHoldOf(entry.hold);
+      const extend = slice !== undefined || now - entry.extendedAt >= this.options.extendAfterMs;
       if (!extend && usage.outputTokens === entry.checkpointedOutput && usage.inputTokens === entry.checkpointedInput) continue;
       const costNanos = this.options.billing.cappedCost(entry.hold, usage);
       if (!extend && costNanos === entry.checkpointedNanos) continue;
@@ -83,9 +98,10 @@ export class HoldKeeper {
       entry.checkpointedInput = usage.inputTokens;
       entry.checkpointedOutput = usage.outputTokens;
       entry.extendedAt = now;
-      due.push({ holdId: entry.hold.id, expiresAt: this.options.billing.expiryFromNow(), costNanos, tokens: usage });
+      due.push({ holdId: entry.hold.id, expiresAt: this.options.billing.expiryFromNow(), costNanos, tokens: usage, ...(slice === undefined ? {} : { slice }) });
+      if (slice !== undefined) converting.push(entry);
     }
-    return due;
+    return { due, converting };
   }
 
   /**

@@ -22,6 +22,8 @@ export interface SettleRetrierOptions {
   /** Beyond this many waiting settlements new ones are dropped (logged): memory stays bounded in a long outage. */
   maxPending?: number;
   now?: () => number;
+  /** Told of a settlement given up (BillingService.abandoned: a slice's hold is left to its lease). */
+  abandoned?: (hold: Hold) => void;
 }
 
 export interface SettleRetrier {
@@ -55,6 +57,7 @@ export function createSettleRetrier(options: SettleRetrierOptions): SettleRetrie
   const giveUp = (entry: Pending, error: unknown, reason: string) => {
     pending.delete(entry.hold.id);
     options.logger.error({ ...summary(entry), err: error }, `settlement abandoned (${reason}); this usage was not billed`);
+    options.abandoned?.(entry.hold);
   };
 
   const attempt = async (entry: Pending): Promise<void> => {

@@ -88,6 +88,18 @@ describe('config', () => {
     expect(() => parseConfig({ ...base, metrics: { require_token: true } })).toThrow(ConfigError);
   });
 
+  it('billing.slices: auto by default, with the defaults; a partial one filled in; bad values name the field', () => {
+    const base = { providers: [{ name: 'sim', type: 'simulated' }], models: [{ id: 'm', prices: { input: 1, output: 1 }, targets: [{ provider: 'sim', model: 'x' }] }] };
+    const defaults = { enabled: 'auto', size_usd: '1', headroom: 8, idle_seconds: 10 };
+    expect(parseConfig(base).billing).toEqual({ hold_ttl_seconds: 900, checkpoint_seconds: 2, slices: defaults });
+    expect(parseConfig({ ...base, billing: { hold_ttl_seconds: 60 } }).billing.slices).toEqual(defaults);
+    expect(parseConfig({ ...base, billing: { slices: { enabled: false } } }).billing.slices).toEqual({ ...defaults, enabled: false });
+    expect(parseConfig({ ...base, billing: { slices: { enabled: true, size_usd: '0.25', headroom: 3 } } }).billing.slices).toEqual({ ...defaults, enabled: true, size_usd: '0.25', headroom: 3 });
+    expect(() => parseConfig({ ...base, billing: { slices: { headroom: 1 } } })).toThrow(/billing\.slices\.headroom/);
+    expect(() => parseConfig({ ...base, billing: { slices: { enabled: 'yes' } } })).toThrow(/billing\.slices\.enabled/);
+    expect(() => parseConfig({ ...base, billing: { slices: { size: 1 } } })).toThrow(ConfigError);
+  });
+
   it('server.trusted_proxies: none by default; addresses, CIDR ranges and proxy-addr names; anything else names the entry', () => {
     const base = { providers: [{ name: 'sim', type: 'simulated' }], models: [{ id: 'm', prices: { input: 1, output: 1 }, targets: [{ provider: 'sim', model: 'x' }] }] };
     expect(parseConfig(base).server).toEqual({ trusted_proxies: [] });

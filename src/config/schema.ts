@@ -9,6 +9,24 @@ import { GENERATIVE_SURFACES, SURFACES } from '../protocol/canonical.js';
 
 const usdAmount = z.union([z.number().nonnegative(), z.string().regex(/^\d+(\.\d{1,9})?$/, 'a decimal USD amount')]);
 
+const QUOTA_SLICE_DEFAULTS = { enabled: 'auto', size_usd: '1', headroom: 8, idle_seconds: 10 } as const;
+
+const quotaSlices = z
+  .object({
+    /** `auto`: on with PostgreSQL, off with SQLite (where a hold's write is a local transaction). */
+    enabled: z.union([z.boolean(), z.literal('auto')]).default(QUOTA_SLICE_DEFAULTS.enabled),
+    /** The largest slice; a slice is also at most 1/headroom of what the account has unreserved. */
+    size_usd: usdAmount.default(QUOTA_SLICE_DEFAULTS.size_usd),
+    /**
+     * A slice is granted only while the account's unreserved balance is at least this many times
+     * it (so slices shrink as a balance runs low, and below twice a request's hold there are none).
+     */
+    headroom: z.number().int().min(2).max(1_000).default(QUOTA_SLICE_DEFAULTS.headroom),
+    /** A slice that admitted nothing for this long goes back to its account. */
+    idle_seconds: z.number().positive().max(3_600).default(QUOTA_SLICE_DEFAULTS.idle_seconds),
+  })
+  .strict();
+
 const timeouts = z
   .object({
     /** Time allowed to open the TCP/TLS connection. */
@@ -575,9 +593,15 @@ export const configFileSchema = z
         hold_ttl_seconds: z.number().int().positive().default(900),
         /** How often running requests record their metered usage: what a crash can lose at most. */
         checkpoint_seconds: z.number().positive().max(60).default(2),
+        /**
+         * Quota slices (docs/architecture.md, Money): each process reserves a slice of a busy
+         * account's balance in one write and admits holds from it in memory. A slice is leased for
+         * `hold_ttl_seconds`: a dead process's slices come back after it.
+         */
+        slices: quotaSlices.default(QUOTA_SLICE_DEFAULTS),
       })
       .strict()
-      .default({ hold_ttl_seconds: 900, checkpoint_seconds: 2 }),
+      .default({ hold_ttl_seconds: 900, checkpoint_seconds: 2, slices: QUOTA_SLICE_DEFAULTS }),
     limits: z
       .object({
         max_body_bytes: z.number().int().positive().default(DEFAULT_LIMITS.max_body_bytes),

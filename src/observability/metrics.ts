@@ -42,6 +42,10 @@ export interface Metrics {
   clientDisconnects: Counter<'surface' | 'stage'>;
   /** Where `holdsOpen` reads its value when scraped (the gateway sets it to its hold keeper's size). */
   countHoldsOpen: () => number;
+  /** Holds admitted, by path: `slice` (in memory, from a quota slice) or `exact` (a hold row by its guarded UPDATE). */
+  holdsAdmitted: Counter<'path'>;
+  /** Where `tollgate_quota_slices` reads its value when scraped (the gateway sets it to its slices' count). */
+  countQuotaSlices: () => number;
   /** Pooled upstream keys that were refused or began to cool down, by provider, key name and event. */
   upstreamKeyEvents: Counter<'provider' | 'key' | 'event'>;
   /** Where the pooled keys' states and calls are read when scraped (the gateway sets it to its providers' pools). */
@@ -163,6 +167,13 @@ export function createMetrics(): Metrics {
     clientDisconnects,
     holdCommits,
     countHoldsOpen: () => 0,
+    holdsAdmitted: new Counter({
+      name: 'tollgate_holds_admitted_total',
+      help: 'Holds admitted, by path: slice (in memory, from a quota slice of the account this process holds; no database write) or exact (a hold row through the guarded UPDATE).',
+      labelNames: ['path'] as const,
+      registers,
+    }),
+    countQuotaSlices: () => 0,
     upstreamKeyEvents: new Counter({
       name: 'tollgate_upstream_key_events_total',
       help: 'Pooled upstream keys refused by the upstream (401, 403: out of the pool) or cooling down after a 429, by provider, key name and event (refused, cooling).',
@@ -180,6 +191,14 @@ export function createMetrics(): Metrics {
       },
     }),
   };
+  new Gauge({
+    name: 'tollgate_quota_slices',
+    help: 'Quota slices this process admits holds from now (one per busy account at most).',
+    registers,
+    collect() {
+      this.set(metrics.countQuotaSlices());
+    },
+  });
   // Read when scraped, from the pools themselves: nothing to do per request.
   new Gauge({
     name: 'tollgate_upstream_key_state',

@@ -17,7 +17,9 @@ import { Authenticator } from '../auth/authenticator.js';
 import { BillingService } from '../billing/billing-service.js';
 import { HoldKeeper } from '../billing/hold-keeper.js';
 import { inputBoundsFromConfig } from '../billing/input-bounds.js';
+import { usdToNanos } from '../billing/money.js';
 import { pricesFromConfig } from '../billing/prices.js';
+import { QuotaSlices } from '../billing/quota-slices.js';
 import { createSettleRetrier, type SettleRetrier } from '../billing/settle-retry.js';
 import type { ConfigFile } from '../config/schema.js';
 import type { Provider } from '../providers/provider.js';
@@ -35,6 +37,7 @@ import { watchSilentConnections } from '../http/silent-connections.js';
 import { createRequestLog, type RequestLog } from '../request-log/request-log.js';
 import type { RequestTracer } from '../observability/request-tracer.js';
 import { warmUpTokenizer } from '../protocol/tokens.js';
+import { idSuffix } from '../lib/ids.js';
 import type { Sealer } from '../lib/seal.js';
 import { sealerFromEnv } from './seal-key.js';
 import { createCatalogRuntime, type CatalogRuntime } from './catalog-runtime.js';
@@ -123,6 +126,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
   });
   const authenticator = new Authenticator({ store: options.store, now });
+  const holdTtlMs = options.config.billing.hold_ttl_seconds * 1000;
+  const checkpointMs = Math.max(50, Math.min(options.config.billing.checkpoint_seconds * 1000, holdTtlMs / 3));
+  const slices = quotaSlices(options, holdTtlMs, now);
+  metrics.countQuotaSlices = () => slices?.size ?? 0;
   const billing = new BillingService({
     store: options.store,
     prices: pricesFromConfig(catalogRuntime.current().catalog.models),
@@ -132,17 +139,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     keyBudget: (keyId) => authenticator.keyBudget(keyId),
     spendable: async (accountId) => {
       const account = await options.store.findAccount(accountId);
+      if (account === undefined) return undefined;
       // A disabled account has nothing to spend, whatever its balance.
-      return account === undefined ? undefined : account.disabled ? 0n : account.balanceNanos - account.reservedNanos;
+      if (account.disabled) return 0n;
+      const sliced = slices === undefined ? [] : await options.store.listSlices(accountId);
+      return sliced.reduce((left, slice) => left - slice.amountNanos, account.balanceNanos - account.reservedNanos);
     },
+    ...(slices === undefined ? {} : { slices }),
+    onAdmitted: (path) => metrics.holdsAdmitted.inc({ path }),
   });
-  const holdTtlMs = options.config.billing.hold_ttl_seconds * 1000;
   const holdKeeper = new HoldKeeper({
     store: options.store,
     billing,
     // Often enough to extend a hold within its first third, however short its TTL.
-    intervalMs: Math.max(50, Math.min(options.config.billing.checkpoint_seconds * 1000, holdTtlMs / 3)),
+    intervalMs: checkpointMs,
     extendAfterMs: holdTtlMs / 3,
+    converted: (hold) => billing.converted(hold),
     now,
     onError: (error) => options.logger.warn({ err: error }, 'checkpointing running holds failed'),
     onMeterError: (error, hold) => {
@@ -156,6 +168,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     settle: (hold, usage) => billing.settle(hold, usage),
     logger: options.logger,
     maxAgeMs: options.config.billing.hold_ttl_seconds * 1000,
+    abandoned: (hold) => billing.abandoned(hold),
   });
   const requestLog = options.config.log.enabled
     ? createRequestLog({
@@ -213,11 +226,41 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     await alerts.close();
     await rotations.flush();
     await settleRetrier.close();
+    // Every hold has settled: what the slices did not admit goes back to the accounts.
+    await slices?.close();
     // Last: every answer has ended, so every row is queued; the store is closed by the caller.
     await requestLog?.close();
     await catalogRuntime.close();
   }
 }
+
+/**
+ * This process's quota slices (docs/architecture.md, Money: "Quota slices"), unless turned off:
+ * `auto` turns them on with PostgreSQL, where a hold's own write is a round trip and a flush, and
+ * off with SQLite, where it is a local transaction. Leased for the hold TTL, as a hold is.
+ */
+function quotaSlices(options: GatewayOptions, holdTtlMs: number, now: () => number): QuotaSlices | undefined {
+  const config = options.config.billing.slices;
+  const enabled = config.enabled === 'auto' ? options.store.engine === 'postgres' : config.enabled;
+  if (!enabled) return undefined;
+  return new QuotaSlices({
+    store: options.store,
+    owner: `process_${idSuffix()}`,
+    maxNanos: usdToNanos(config.size_usd),
+    headroom: config.headroom,
+    idleMs: config.idle_seconds * 1000,
+    leaseMs: holdTtlMs,
+    tickMs: SLICE_TICK_MS,
+    recallWaitMs: SLICE_RECALL_WAIT_MS,
+    now,
+    onError: (error, step) => options.logger.warn({ err: error }, `${step} failed`),
+  });
+}
+
+/** How often a process answers recalls of its slices: what a refused hold on a sliced account may wait. */
+const SLICE_TICK_MS = 100;
+/** The longest a refused hold waits for the slices it recalled (an owner that died never answers). */
+const SLICE_RECALL_WAIT_MS = 1_500;
 
 /**
  * The pools of upstream keys (docs/architecture.md, "Pools of upstream keys"): `/metrics` reads

@@ -200,7 +200,7 @@ export class KyselyAccountStore extends StoreCore implements AccountStore {
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
       .select(KEY_COLUMNS)
-      .select(['accounts.id', 'accounts.name', 'accounts.balance_nanos', 'accounts.reserved_nanos', 'accounts.disabled', 'accounts.created_at', 'accounts.low_balance_threshold_nanos'])
+      .select(['accounts.id', 'accounts.name', 'accounts.balance_nanos', 'accounts.reserved_nanos', 'accounts.sliced_nanos', 'accounts.disabled', 'accounts.created_at', 'accounts.low_balance_threshold_nanos'])
       .where('api_keys.hash', '=', hash)
       .executeTakeFirst();
     if (row === undefined) return undefined;

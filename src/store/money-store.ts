@@ -1,8 +1,9 @@
 /**
  * The money port (MoneyStore in store.ts) over Kysely: holds opened, settled and checkpointed
  * through the engine's group commit (hold-operations.ts checks each before it is queued; each engine
- * applies a batch its own way), expired holds swept (hold-queries.ts), credits and debits with their
- * ledger entries, the append-only ledger (ledger-queries.ts) and key budgets' spend.
+ * applies a batch its own way), expired holds swept (hold-queries.ts), quota slices granted,
+ * closed, renewed, recalled and swept (slice-queries.ts), credits and debits with their ledger
+ * entries, the append-only ledger (ledger-queries.ts) and key budgets' spend.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
@@ -12,16 +13,31 @@ import { checkpointOperation, openOperation, settleOperation } from './hold-oper
 import * as holds from './queries/hold-queries.js';
 import * as keys from './queries/key-queries.js';
 import * as ledger from './queries/ledger-queries.js';
+import * as slices from './queries/slice-queries.js';
 import { bumpRevision } from './store-core.js';
-import type { AccountRecord, AuditDraft, BudgetWindow, Charge, HoldCheckpoint, KeySpend, LedgerEntry, MoneyStore, NewHold, Page, PageRequest, TimeRange } from './store.js';
+import type {
+  AccountRecord,
+  AuditDraft,
+  BudgetWindow,
+  Charge,
+  HoldCheckpoint,
+  KeySpend,
+  LedgerEntry,
+  MoneyStore,
+  NewHold,
+  Page,
+  PageRequest,
+  TimeRange,
+} from './store.js';
+import type { SliceHold, SliceRecord, SliceRequest } from './slice-records.js';
 
 export class KyselyMoneyStore extends KyselyAccountStore implements MoneyStore {
   async openHold(hold: NewHold): Promise<boolean> {
     return this.holds.submit(openOperation(hold, this.now()));
   }
 
-  async settleHold(holdId: string, charge: Charge | null): Promise<boolean> {
-    return this.holds.submit(settleOperation(holdId, charge, this.now()));
+  async settleHold(holdId: string, charge: Charge | null, slice?: SliceHold): Promise<boolean> {
+    return this.holds.submit(settleOperation(holdId, charge, this.now(), slice));
   }
 
   async checkpointHolds(checkpoints: readonly HoldCheckpoint[]): Promise<void> {
@@ -35,6 +51,38 @@ export class KyselyMoneyStore extends KyselyAccountStore implements MoneyStore {
 
   countOpenHolds(accountId?: string): Promise<number> {
     return holds.countOpenHolds(this.db, accountId);
+  }
+
+  grantSlice(request: SliceRequest): Promise<SliceRecord | undefined> {
+    return slices.grantSlice(this.transact, this.engine, request, this.now());
+  }
+
+  closeSlice(sliceId: string, owner: string, returnNanos: bigint): Promise<boolean> {
+    return slices.closeSlice(this.transact, this.engine, sliceId, owner, returnNanos);
+  }
+
+  renewSlices(owner: string, sliceIds: readonly string[], leaseUntil: Date): Promise<string[]> {
+    return slices.renewSlices(this.transact, this.engine, owner, sliceIds, leaseUntil);
+  }
+
+  recallSlices(accountId: string, exceptOwner: string): Promise<string[]> {
+    return slices.recallSlices(this.transact, this.engine, accountId, exceptOwner);
+  }
+
+  recalledSlices(owner: string): Promise<string[]> {
+    return slices.recalledSlices(this.db, owner);
+  }
+
+  dropClosedSlices(owner: string): Promise<void> {
+    return slices.dropClosedSlices(this.transact, this.engine, owner);
+  }
+
+  releaseExpiredSlices(now: Date): Promise<number> {
+    return slices.releaseExpiredSlices(this.db, this.transact, this.engine, now);
+  }
+
+  listSlices(accountId?: string): Promise<SliceRecord[]> {
+    return slices.listSlices(this.db, accountId);
   }
 
   async credit(accountId: string, amountNanos: bigint, note: string | null, audit?: AuditDraft<AccountRecord>): Promise<AccountRecord> {

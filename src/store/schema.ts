@@ -10,6 +10,7 @@
  * (SQLite has no boolean type and better-sqlite3 cannot bind one).
  */
 import type { ColumnType, Generated } from 'kysely';
+import type { SliceState } from './slice-records.js';
 import type { AdminRole, BudgetPeriod, ConsoleSessionKind, Store } from './store.js';
 
 export type StoreEngine = Store['engine'];
@@ -33,6 +34,8 @@ export interface AccountsTable {
   created_at: Int64;
   /** Migration 0009: a `balance.low` alert fires when balance − reserved drops below it; null: none. */
   low_balance_threshold_nanos: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+  /** Migration 0015: the part of `reserved_nanos` that the account's quota slices make up. */
+  sliced_nanos: ColumnType<bigint, bigint | number | undefined, bigint | number>;
 }
 
 export interface ApiKeysTable {
@@ -79,6 +82,25 @@ export interface HoldsTable {
   budget_period_start: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
   /** The `/v1` endpoint (client surface) the hold was opened for (migration 0012); null before it. */
   surface: NullableText;
+  /** The quota slice the hold was admitted from (migration 0015); null for a hold opened by its own guarded UPDATE. */
+  slice_id: NullableText;
+}
+
+/**
+ * A quota slice (migration 0015): part of an account's balance reserved by one process (`owner`),
+ * which admits holds from it in memory until `lease_until`, renewed while it runs. `amount_nanos`
+ * is counted in the account's `reserved_nanos` (and `sliced_nanos`): what is still reserved for
+ * holds admitted from it and not yet written as rows, plus what it has not admitted yet.
+ */
+export interface AccountSlicesTable {
+  id: string;
+  account_id: string;
+  owner: string;
+  amount_nanos: Int64;
+  /** `active` admits; `recalled`: another process asks for its unused part; `closed`: its unused part is back. */
+  state: SliceState;
+  lease_until: Int64;
+  created_at: Int64;
 }
 
 /**
@@ -283,6 +305,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   holds: HoldsTable;
+  account_slices: AccountSlicesTable;
   key_spend: KeySpendTable;
   ledger: LedgerTable;
   revision: RevisionTable;

@@ -9,12 +9,14 @@
  * The ledger is append-only: the balance always equals the sum of credits minus the sum of charges.
  */
 
+import type { SliceHold, SliceStore } from './slice-records.js';
+
 export interface AccountRecord {
   id: string;
   name: string;
   /** Credits minus charges, nano-USD. */
   balanceNanos: bigint;
-  /** Sum of the open holds, nano-USD. Spendable = balance − reserved. */
+  /** Sum of the open holds, nano-USD; spendable = balance − reserved − its quota slices (`listSlices`). */
   reservedNanos: bigint;
   disabled: boolean;
   createdAt: Date;
@@ -93,6 +95,8 @@ export interface HoldCheckpoint {
   /** What the hold settles if its process dies now: at most the hold. */
   costNanos: bigint;
   tokens: TokenCounts;
+  /** Admitted from a quota slice: unless it has a row, this checkpoint moves it from the slice into one. */
+  slice?: SliceHold;
 }
 
 export interface LedgerEntry extends TokenCounts {
@@ -456,7 +460,6 @@ export interface TargetRotation extends NewTargetRotation {
   upAt: Date | null;
 }
 
-
 export interface UsageRange {
   accountId?: string;
   /** One key's usage only. */
@@ -497,7 +500,7 @@ export interface KeyLookup {
  * The money port: holds (opened, settled, checkpointed, expired), the append-only ledger, balance
  * credits and debits, and key budgets' spend. Everything src/billing/ uses of the store.
  */
-export interface MoneyStore extends KeyLookup {
+export interface MoneyStore extends KeyLookup, SliceStore {
   /**
    * Opens a hold atomically if the account's balance less its open holds covers `amountNanos`.
    * Returns false (and changes nothing) when it does not, or when the account is disabled. With
@@ -510,8 +513,10 @@ export interface MoneyStore extends KeyLookup {
    * costs or counts anything, appends one charge entry and subtracts its cost from the balance
    * (and appends an `excess` entry when the charge carries one).
    * Returns false when the hold was already settled or expired (nothing changes then).
+   * With `slice` and no row of the hold: settled out of the slice, its row written as settled (a
+   * retry finds it); false when the slice is gone or cannot cover it.
    */
-  settleHold(holdId: string, charge: Charge | null): Promise<boolean>;
+  settleHold(holdId: string, charge: Charge | null, slice?: SliceHold): Promise<boolean>;
   /**
    * Records running requests' metered usage and pushes their holds' expiry, in one transaction.
    * Holds no longer open are skipped.

@@ -26,6 +26,7 @@ import { setBasedHoldBatchesMigration } from './0011-set-based-hold-batches.js';
 import { chargeSurfacesMigration } from './0012-charge-surfaces.js';
 import { targetRotationsMigration } from './0013-target-rotations.js';
 import { catalogVersionsMigration } from './0014-catalog-versions.js';
+import { quotaSlicesMigration } from './0015-quota-slices.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -44,6 +45,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0012-charge-surfaces': chargeSurfacesMigration(engine),
     '0013-target-rotations': targetRotationsMigration(engine),
     '0014-catalog-versions': catalogVersionsMigration(),
+    '0015-quota-slices': quotaSlicesMigration(engine),
   };
 }
 

@@ -23,6 +23,7 @@ import { createDurableFlush, type DurableFlush } from './postgres-flush.js';
 import type { HoldOperation } from '../hold-operations.js';
 import { chargeCountsAnything, EXCESS_NOTE } from '../queries/ledger-queries.js';
 import type { Database } from '../schema.js';
+import type { SliceHold } from '../slice-records.js';
 import { KeyBudgetExceededError } from '../store.js';
 
 /** An operation that failed on its own inside a batch, with PostgreSQL's SQLSTATE as its `code`. */
@@ -73,7 +74,7 @@ export function isOperationError(error: unknown): boolean {
   return typeof code === 'string' && OPERATION_ERROR.test(code);
 }
 
-/** The jsonb form the functions of migrations 0008, 0011 and 0012 read; 64-bit amounts as decimal strings. */
+/** The jsonb form the functions of migrations 0008, 0011, 0012 and 0015 read; 64-bit amounts as decimal strings. */
 function encode(operation: HoldOperation): Record<string, unknown> {
   switch (operation.kind) {
     case 'open': {
@@ -100,6 +101,8 @@ function encode(operation: HoldOperation): Record<string, unknown> {
         kind: 'settle',
         hold_id: operation.holdId,
         created_at: operation.createdAt,
+        // A hold admitted from a quota slice: settled out of it when it has no row (migration 0015).
+        ...(operation.slice !== undefined && { slice: encodeSlice(operation.slice) }),
         // Without a charge the hold is only released (nothing to bill, no ledger row).
         ...(billed && {
           charge: {
@@ -129,9 +132,23 @@ function encode(operation: HoldOperation): Record<string, unknown> {
           cached_input_tokens: checkpoint.tokens.cachedInputTokens,
           output_tokens: checkpoint.tokens.outputTokens,
           reasoning_tokens: checkpoint.tokens.reasoningTokens,
+          ...(checkpoint.slice !== undefined && { slice: encodeSlice(checkpoint.slice) }),
         })),
       };
   }
+}
+
+function encodeSlice(slice: SliceHold): Record<string, unknown> {
+  return {
+    slice_id: slice.sliceId,
+    account_id: slice.accountId,
+    key_id: slice.keyId,
+    request_id: slice.requestId,
+    model: slice.model,
+    amount_nanos: slice.amountNanos.toString(),
+    admitted_at: slice.admittedAt.getTime(),
+    ...(slice.surface !== undefined && { surface: slice.surface }),
+  };
 }
 
 function decode(outcomes: unknown, operations: readonly HoldOperation[]): Array<Outcome<boolean>> {

@@ -35,11 +35,12 @@ export async function lowBalanceCrossings(db: Kysely<Database>, limit: number): 
         .on('alert_claims.kind', '=', LOW_BALANCE_KIND)
         .on('alert_claims.scope', '=', ''),
     )
-    .select(['accounts.id', 'accounts.name', 'accounts.balance_nanos', 'accounts.reserved_nanos', 'accounts.low_balance_threshold_nanos', 'alert_claims.claimed_at'])
+    .select(['accounts.id', 'accounts.name', 'accounts.balance_nanos', 'accounts.reserved_nanos', 'accounts.sliced_nanos', 'accounts.low_balance_threshold_nanos', 'alert_claims.claimed_at'])
     // Spelled as the partial index's own condition, so both engines use it.
     .where(sql<boolean>`accounts.low_balance_threshold_nanos is not null`)
     .where((eb) => {
-      const available = eb(eb.ref('accounts.balance_nanos'), '-', eb.ref('accounts.reserved_nanos'));
+      // Less what open holds reserve; a quota slice's unused part is the account's to spend (AccountRecord).
+      const available = eb(eb(eb.ref('accounts.balance_nanos'), '-', eb.ref('accounts.reserved_nanos')), '+', eb.ref('accounts.sliced_nanos'));
       return eb.or([
         eb.and([eb('alert_claims.claimed_at', 'is', null), eb(available, '<', eb.ref('accounts.low_balance_threshold_nanos'))]),
         eb.and([eb('alert_claims.claimed_at', 'is not', null), eb(available, '>=', eb.ref('accounts.low_balance_threshold_nanos'))]),
@@ -52,7 +53,7 @@ export async function lowBalanceCrossings(db: Kysely<Database>, limit: number): 
     accountId: toText(row.id, 'accounts.id'),
     accountName: toText(row.name, 'accounts.name'),
     balanceNanos: toBigInt(row.balance_nanos, 'accounts.balance_nanos'),
-    reservedNanos: toBigInt(row.reserved_nanos, 'accounts.reserved_nanos'),
+    reservedNanos: toBigInt(row.reserved_nanos, 'accounts.reserved_nanos') - toBigInt(row.sliced_nanos, 'accounts.sliced_nanos'),
     thresholdNanos: toBigInt(row.low_balance_threshold_nanos, 'accounts.low_balance_threshold_nanos'),
     direction: row.claimed_at === null ? 'below' : 'recovered',
   }));

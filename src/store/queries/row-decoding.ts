@@ -96,6 +96,8 @@ export interface AccountRow {
   disabled: unknown;
   created_at: unknown;
   low_balance_threshold_nanos: unknown;
+  /** Migration 0015: the part of reserved_nanos that quota slices make up. */
+  sliced_nanos: unknown;
 }
 
 export function decodeAccount(row: AccountRow): AccountRecord {
@@ -103,7 +105,8 @@ export function decodeAccount(row: AccountRow): AccountRecord {
     id: toText(row.id, 'accounts.id'),
     name: toText(row.name, 'accounts.name'),
     balanceNanos: toBigInt(row.balance_nanos, 'accounts.balance_nanos'),
-    reservedNanos: toBigInt(row.reserved_nanos, 'accounts.reserved_nanos'),
+    // What open holds reserve; the account's slices are listed apart (store.ts, AccountRecord).
+    reservedNanos: toBigInt(row.reserved_nanos, 'accounts.reserved_nanos') - toBigInt(row.sliced_nanos, 'accounts.sliced_nanos'),
     disabled: toFlag(row.disabled, 'accounts.disabled'),
     createdAt: toDate(row.created_at, 'accounts.created_at'),
     lowBalanceThresholdNanos: row.low_balance_threshold_nanos === null ? null : toBigInt(row.low_balance_threshold_nanos, 'accounts.low_balance_threshold_nanos'),

@@ -4,7 +4,8 @@
  * through statements prepared once (compiling each query through Kysely and preparing it again on
  * every request was more than half of the gateway's CPU per request before). Each operation keeps
  * its own guarded SQL, a guarded UPDATE first, so races are decided by the database exactly as when
- * it was a transaction of its own, and each keeps its own outcome.
+ * it was a transaction of its own, and each keeps its own outcome. A hold admitted from a quota
+ * slice settles, or reaches its first checkpoint, through sqlite-slice-statements.ts in the same batch.
  *
  * Two ways to run a batch, both in one transaction:
  * - Plainly, the common case: the operations one after the other, with no savepoint. An expected
@@ -34,7 +35,9 @@ import { responseOfAnotherAccount, SAVE_RESPONSE_SQL, saveResponseParameters, ty
 import { toBigInt, toEpochMilliseconds, toNullableText, toText } from '../queries/row-decoding.js';
 import type { Database } from '../schema.js';
 import { APPEND_CHARGE_SQL, APPEND_EXCESS_SQL, RELEASE_HOLD_SQL, SETTLE_HOLD_SQL } from '../queries/settlement-sql.js';
+import type { SliceHold } from '../slice-records.js';
 import { KeyBudgetExceededError, type Charge, type HoldCheckpoint, type NewHold } from '../store.js';
+import { prepareSliceStatements } from './sqlite-slice-statements.js';
 
 /** A stored response's save, checked and encoded before it is queued (response-queries.ts). */
 export interface SaveResponseOperation {
@@ -75,6 +78,7 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
        checkpoint_output_tokens = ?, checkpoint_reasoning_tokens = ? WHERE id = ? AND state = 'open'`,
   );
 
+  const slices = prepareSliceStatements(connection);
   const saveResponse = connection.prepare(SAVE_RESPONSE_SQL);
   // The exact inverse of `reserve`, for a hold its key's budget then refused.
   const unreserve = connection.prepare('UPDATE accounts SET reserved_nanos = reserved_nanos - ? WHERE id = ?');
@@ -97,18 +101,26 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
     insertHold.run(hold.id, hold.accountId, hold.keyId, hold.requestId, hold.model, hold.amountNanos, expiresAt, createdAt, budget?.period ?? null, budgetStart, hold.surface ?? null);
     return DONE;
   };
-  const settle = (holdId: string, charge: Charge | null, createdAt: number): Outcome<boolean> => {
-    const row = markSettled.get(holdId) as { account_id: unknown; amount_nanos: unknown; key_id: unknown; budget_period: unknown; budget_period_start: unknown; surface: unknown } | undefined;
-    if (row === undefined) return NOT_DONE;
-    const accountId = toText(row.account_id, 'holds.account_id');
-    // The charge's endpoint is the hold's (settlement-sql.ts).
-    const surface = toNullableText(row.surface, 'holds.surface');
+  const settle = (holdId: string, charge: Charge | null, createdAt: number, slice: SliceHold | undefined): Outcome<boolean> => {
     const billed = charge !== null && chargeCountsAnything(charge.costNanos, charge);
     const costNanos = billed ? charge.costNanos : 0n;
-    const heldNanos = toBigInt(row.amount_nanos, 'holds.amount_nanos');
-    release.run(heldNanos, costNanos, accountId);
-    const heldBudget = heldBudgetOf(row);
-    if (heldBudget !== undefined) settleKeySpend.run(...settleKeySpendParameters(heldBudget, heldNanos, costNanos));
+    const row = markSettled.get(holdId) as { account_id: unknown; amount_nanos: unknown; key_id: unknown; budget_period: unknown; budget_period_start: unknown; surface: unknown } | undefined;
+    let accountId: string;
+    let surface: string | null;
+    if (row !== undefined) {
+      accountId = toText(row.account_id, 'holds.account_id');
+      // The charge's endpoint is the hold's (settlement-sql.ts).
+      surface = toNullableText(row.surface, 'holds.surface');
+      const heldNanos = toBigInt(row.amount_nanos, 'holds.amount_nanos');
+      release.run(heldNanos, costNanos, accountId);
+      const heldBudget = heldBudgetOf(row);
+      if (heldBudget !== undefined) settleKeySpend.run(...settleKeySpendParameters(heldBudget, heldNanos, costNanos));
+    } else {
+      // No open row: admitted from a slice and never checkpointed, or settled (or expired) already.
+      if (slice === undefined || !slices.settle(holdId, slice, costNanos)) return NOT_DONE;
+      accountId = slice.accountId;
+      surface = slice.surface ?? null;
+    }
     if (billed) {
       appendCharge.run(
         accountId,
@@ -131,10 +143,13 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
   };
   const checkpoint = (checkpoints: readonly HoldCheckpoint[]): Outcome<boolean> => {
     for (const each of checkpoints) {
+      const expiresAt = toEpochMilliseconds(each.expiresAt, 'hold expiresAt');
+      // A hold admitted from a slice becomes an ordinary open hold at its first checkpoint.
+      if (each.slice !== undefined) slices.convert(each.holdId, each.slice, expiresAt);
       // The sweep that settles it caps the cost at the hold again (hold-queries.ts, releaseOne).
       const { tokens } = each;
       recordCheckpoint.run(
-        toEpochMilliseconds(each.expiresAt, 'hold expiresAt'),
+        expiresAt,
         each.costNanos,
         tokens.inputTokens,
         tokens.cachedInputTokens,
@@ -157,7 +172,7 @@ function prepare(connection: BetterSqlite3.Database): Prepared {
       case 'open':
         return open(operation.hold, operation.createdAt);
       case 'settle':
-        return settle(operation.holdId, operation.charge, operation.createdAt);
+        return settle(operation.holdId, operation.charge, operation.createdAt, operation.slice);
       case 'checkpoint':
         return checkpoint(operation.checkpoints);
     }
