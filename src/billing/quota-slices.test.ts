@@ -10,9 +10,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, engines, type TestDatabase } from '../../test/support/databases.js';
+import { engines } from '../../test/support/databases.js';
+import { newAccountWithKey, openTestStore, type TestStore } from '../../test/support/test-store.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { BillingService, type AdmissionPath } from './billing-service.js';
 import { HoldKeeper } from './hold-keeper.js';
@@ -37,28 +37,21 @@ async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 5_
 }
 
 describe.each(engines)('quota slices through billing on %s', (engine) => {
-  let database: TestDatabase;
+  let opened: TestStore;
   let store: Store;
   const running: QuotaSlices[] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase(engine);
-    store = await openStore(database.url);
+    opened = await openTestStore(engine);
+    ({ store } = opened);
   });
 
   afterAll(async () => {
     await Promise.all(running.map((slices) => slices.close()));
-    await store?.close();
-    await database?.drop();
+    await opened?.close();
   });
 
-  async function newAccount(balance: bigint): Promise<{ accountId: string; keyId: string }> {
-    const accountId = `acct_${randomUUID().slice(0, 12)}`;
-    await store.createAccount({ id: accountId, name: accountId, openingBalanceNanos: balance });
-    const keyId = `key_${randomUUID().slice(0, 12)}`;
-    await store.createKey({ id: keyId, accountId, name: null, prefix: keyId.slice(-10), hash: randomUUID(), models: null, requestsPerWindow: null, tokensPerMinute: null, expiresAt: null, disabled: false, createdAt: new Date() });
-    return { accountId, keyId };
-  }
+  const newAccount = (balance: bigint) => newAccountWithKey(store, balance);
 
   /** One process: its slices (owner, timers) and its billing service, on the shared store. */
   function process(options: Partial<QuotaSlicesOptions> = {}) {

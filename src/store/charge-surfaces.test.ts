@@ -10,37 +10,28 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, engines, type TestDatabase } from '../../test/support/databases.js';
-import { openStore } from './open-store.js';
+import { engines } from '../../test/support/databases.js';
+import { newAccountWithKey, openTestStore, type TestStore } from '../../test/support/test-store.js';
 import type { Charge, NewHold, RequestLogEntry, Store } from './store.js';
 
 const unique = (prefix: string): string => `${prefix}_${randomUUID().slice(0, 12)}`;
 const HOUR = 3_600_000;
 
 describe.each(engines)('charge surfaces on %s', (engine) => {
-  let database: TestDatabase;
+  let opened: TestStore;
   let store: Store;
   let commits: number[];
   let clock = new Date('2031-03-01T00:00:00.000Z');
 
   beforeAll(async () => {
-    database = await createTestDatabase(engine);
     commits = [];
-    store = await openStore(database.url, { now: () => clock, onHoldCommit: (operations) => commits.push(operations) });
+    opened = await openTestStore(engine, { now: () => clock, onHoldCommit: (operations) => commits.push(operations) });
+    ({ store } = opened);
   });
 
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => opened?.close());
 
-  async function newAccount(): Promise<{ accountId: string; keyId: string }> {
-    const accountId = unique('acct');
-    await store.createAccount({ id: accountId, name: accountId, openingBalanceNanos: 1_000_000n });
-    const keyId = unique('key');
-    await store.createKey({ id: keyId, accountId, name: null, prefix: keyId.slice(-10), hash: randomUUID(), models: null, requestsPerWindow: null, tokensPerMinute: null, expiresAt: null, disabled: false, createdAt: clock });
-    return { accountId, keyId };
-  }
+  const newAccount = () => newAccountWithKey(store, 1_000_000n, clock);
 
   const hold = (accountId: string, keyId: string, surface: string | undefined, amountNanos = 1_000n): NewHold => ({
     id: unique('hold'),

@@ -7,8 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, engines, type TestDatabase } from '../../test/support/databases.js';
+import { engines, type TestDatabase } from '../../test/support/databases.js';
 import { startTcpProxy } from '../../test/support/tcp-proxy.js';
+import { newAccountWithKey, openTestStore, type TestStore } from '../../test/support/test-store.js';
 import { isDatabaseUnavailable } from './dependency-errors.js';
 import { openStore } from './open-store.js';
 import type { Charge, NewHold, Store } from './store.js';
@@ -18,40 +19,20 @@ const FUTURE = new Date(Date.now() + 3_600_000);
 const PAST = new Date(Date.now() - 3_600_000);
 
 describe.each(engines)('hold batches on %s', (engine) => {
+  let opened: TestStore;
   let database: TestDatabase;
   let store: Store;
   let commits: number[];
 
   beforeAll(async () => {
-    database = await createTestDatabase(engine);
     commits = [];
-    store = await openStore(database.url, { onHoldCommit: (operations) => commits.push(operations) });
+    opened = await openTestStore(engine, { onHoldCommit: (operations) => commits.push(operations) });
+    ({ database, store } = opened);
   });
 
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => opened?.close());
 
-  async function newAccount(balance: bigint): Promise<{ accountId: string; keyId: string }> {
-    const accountId = unique('acct');
-    await store.createAccount({ id: accountId, name: accountId, openingBalanceNanos: balance });
-    const keyId = unique('key');
-    await store.createKey({
-      id: keyId,
-      accountId,
-      name: null,
-      prefix: keyId.slice(-10),
-      hash: randomUUID(),
-      models: null,
-      requestsPerWindow: null,
-      tokensPerMinute: null,
-      expiresAt: null,
-      disabled: false,
-      createdAt: new Date(),
-    });
-    return { accountId, keyId };
-  }
+  const newAccount = (balance: bigint) => newAccountWithKey(store, balance);
 
   const hold = (accountId: string, keyId: string, amountNanos: bigint, expiresAt = FUTURE): NewHold => ({
     id: unique('hold'),

@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, engines, type TestDatabase } from '../../test/support/databases.js';
+import { engines, type TestDatabase } from '../../test/support/databases.js';
 import { rawRows } from '../../test/support/raw-rows.js';
-import { openStore } from './open-store.js';
+import { newAccountWithKey, openTestStore, type TestStore } from '../../test/support/test-store.js';
 import type { SliceHold } from './slice-records.js';
 import type { Charge, Store } from './store.js';
 
@@ -19,27 +19,19 @@ const HOUR = 3_600_000;
 const TOKENS = { inputTokens: 3, cachedInputTokens: 0, outputTokens: 4, reasoningTokens: 0 };
 
 describe.each(engines)('quota slices in the store on %s', (engine) => {
+  let opened: TestStore;
   let database: TestDatabase;
   let store: Store;
   let clock = new Date('2032-05-01T00:00:00.000Z');
 
   beforeAll(async () => {
-    database = await createTestDatabase(engine);
-    store = await openStore(database.url, { now: () => clock });
+    opened = await openTestStore(engine, { now: () => clock });
+    ({ database, store } = opened);
   });
 
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => opened?.close());
 
-  async function newAccount(balance: bigint): Promise<{ accountId: string; keyId: string }> {
-    const accountId = unique('acct');
-    await store.createAccount({ id: accountId, name: accountId, openingBalanceNanos: balance });
-    const keyId = unique('key');
-    await store.createKey({ id: keyId, accountId, name: null, prefix: keyId.slice(-10), hash: randomUUID(), models: null, requestsPerWindow: null, tokensPerMinute: null, expiresAt: null, disabled: false, createdAt: clock });
-    return { accountId, keyId };
-  }
+  const newAccount = (balance: bigint) => newAccountWithKey(store, balance, clock);
 
   const grant = (accountId: string, owner: string, maxNanos: bigint, minNanos = 1n, headroom = 2, leaseUntil = new Date(clock.getTime() + HOUR)) =>
     store.grantSlice({ id: unique('slice'), accountId, owner, maxNanos, minNanos, headroom, leaseUntil });

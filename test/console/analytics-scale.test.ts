@@ -7,10 +7,10 @@
  * Screenshots go to test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots } from '../support/browser.js';
+import { browserMissing, eventually, openConsole, screenshots, type OpenConsole } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { seedOperatorScale, type OperatorScale } from '../support/operator-scale-seed.js';
 
@@ -23,8 +23,7 @@ const WARM_LIMIT_MS = 500;
 
 describe.skipIf(missing !== null)('request log names and filters, accounts sorted by spend (500 accounts, 50,000 logged requests), in Chromium', () => {
   let harness: Harness;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   let ownerToken: string;
@@ -37,19 +36,13 @@ describe.skipIf(missing !== null)('request log names and filters, accounts sorte
     const started = Date.now();
     scale = await seedOperatorScale(harness, { accounts: ACCOUNTS, logRows: LOG_ROWS });
     console.info(`seeded ${ACCOUNTS} accounts, their requests and ${LOG_ROWS} log rows in ${Date.now() - started} ms`);
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
-    await page.setViewportSize({ width: 1440, height: 900 });
-    await page.goto('/console/');
-    await page.getByLabel('Admin token or API key').fill(ownerToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor({ timeout: 10_000 });
+    tab = await openConsole(harness, ownerToken);
+    ({ page, problems } = tab);
   }, 180_000);
 
   afterAll(async () => {
     console.info(`timings at ${LOG_ROWS} rows: ${timings.join('; ')}`);
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
   });
 

@@ -14,11 +14,11 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { adminClient } from '../support/admin-client.js';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots } from '../support/browser.js';
+import { browserMissing, eventually, openConsole, screenshots, signInToConsole, type OpenConsole } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startOpenAIUpstream, type UpstreamDouble } from '../support/openai-upstream.js';
 import { waitFor } from '../support/wait-for.js';
@@ -54,8 +54,7 @@ describe.skipIf(missing !== null)('the catalog editor in the console, on two ins
   let upstream: UpstreamDouble;
   let harness: Harness;
   let other: Harness;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   const logLines: string[] = [];
@@ -75,24 +74,16 @@ describe.skipIf(missing !== null)('the catalog editor in the console, on two ins
     tokens.operator = (await createAdminToken(harness.store, { role: 'operator', name: 'on call' }, CLI_ACTOR)).secret;
     tokens.viewer = (await createAdminToken(harness.store, { role: 'viewer', name: 'auditor' }, CLI_ACTOR)).secret;
     tokens.owner = (await createAdminToken(harness.store, { role: 'owner', name: 'lead' }, CLI_ACTOR)).secret;
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
+    tab = await openConsole(harness, tokens.operator);
+    ({ page, problems } = tab);
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await other?.close();
     await harness?.close();
     await upstream?.close();
   });
-
-  async function signIn(token: string): Promise<void> {
-    await page.goto('/console/');
-    await page.getByLabel('Admin token or API key').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
-  }
 
   async function openEditor(): Promise<void> {
     await page.goto('/console/catalog/edit');
@@ -119,7 +110,6 @@ describe.skipIf(missing !== null)('the catalog editor in the console, on two ins
   }
 
   it('an operator adds a provider with its API key typed in: the page says "stored" and never shows the key', async () => {
-    await signIn(tokens.operator);
     await page.goto('/console/catalog');
     await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Models');
     await page.getByRole('link', { name: 'Edit catalog' }).click();
@@ -277,8 +267,8 @@ describe.skipIf(missing !== null)('the catalog editor in the console, on two ins
     expect(audit.rows.find((row) => row.action === 'catalog.rollback')).toMatchObject({ before: { version: 4 }, after: { version: 5, rolled_back_to: 3 } });
     expect(JSON.stringify(audit.rows)).not.toContain(TYPED_KEY);
     // And on the console's audit log, for its owner.
-    await context.clearCookies();
-    await signIn(tokens.owner);
+    await page.context().clearCookies();
+    await signInToConsole(page, tokens.owner);
     await page.goto('/console/audit?target_type=catalog');
     const entries = page.getByRole('region', { name: 'Audit log' }).getByRole('row');
     await eventually(() => entries.count()).toBe(9);
@@ -294,8 +284,8 @@ describe.skipIf(missing !== null)('the catalog editor in the console, on two ins
   });
 
   it('a viewer reads the catalog document and its versions with no edit controls', async () => {
-    await context.clearCookies();
-    await signIn(tokens.viewer);
+    await page.context().clearCookies();
+    await signInToConsole(page, tokens.viewer);
     await page.goto('/console/catalog');
     await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Models');
     await eventually(() => page.getByRole('link', { name: 'Catalog document' }).count()).toBe(1);
@@ -317,14 +307,11 @@ describe.skipIf(missing !== null)('the catalog editor in the console, on two ins
 describe.skipIf(missing !== null)('the catalog editor in file mode, in Chromium', () => {
   it('says the config file manages the catalog and shows an operator no edit controls', async () => {
     const harness = await startHarness({ catalog: { ...CATALOG, catalog: { source: 'file' } }, env: ENV });
-    const browser = await launchBrowser();
+    let tab: OpenConsole | undefined;
     try {
       const operator = (await createAdminToken(harness.store, { role: 'operator' }, CLI_ACTOR)).secret;
-      const { page, problems } = await newConsoleContext(browser, harness.baseUrl);
-      await page.goto('/console/');
-      await page.getByLabel('Admin token or API key').fill(operator);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
+      tab = await openConsole(harness, operator);
+      const { page, problems } = tab;
       await page.goto('/console/catalog/edit');
       await eventually(() => page.getByRole('note').first().textContent()).toContain('Managed by the config file');
       await eventually(() => page.getByRole('row', { name: /house-sim/ }).count()).toBe(1);
@@ -334,7 +321,7 @@ describe.skipIf(missing !== null)('the catalog editor in file mode, in Chromium'
       expect(await page.getByRole('button', { name: /Roll back/ }).count()).toBe(0);
       expect(problems).toEqual([]);
     } finally {
-      await browser.close();
+      await tab?.close();
       await harness.close();
     }
   });

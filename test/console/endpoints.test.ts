@@ -6,10 +6,10 @@
  * a phone's and a desktop's size go to test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots } from '../support/browser.js';
+import { browserMissing, eventually, openConsole, screenshots, type OpenConsole } from '../support/browser.js';
 import { testCatalog } from '../support/catalog.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -24,8 +24,7 @@ function catalogWithEmbeddings(): unknown {
 
 describe.skipIf(missing !== null)('console usage and requests by endpoint, in Chromium', () => {
   let harness: Harness;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   let accountId = '';
@@ -53,17 +52,12 @@ describe.skipIf(missing !== null)('console usage and requests by endpoint, in Ch
     }
     // Rows are written in batches shortly after the requests.
     await vi.waitFor(async () => expect((await harness.store.listRequestLog({ accountId }, { limit: 10 })).rows).toHaveLength(5), { timeout: 10_000, interval: 50 });
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
-    await page.goto('/console/');
-    await page.getByLabel('Admin token or API key').fill(ownerToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    tab = await openConsole(harness, ownerToken);
+    ({ page, problems } = tab);
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
   });
 

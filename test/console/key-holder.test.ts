@@ -6,8 +6,8 @@
  * session from inside the page. Disabling the key ends the session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserMissing, launchBrowser, newConsoleContext, screenshots, statValue as stat, eventually } from '../support/browser.js';
+import type { Page } from 'playwright-core';
+import { browserMissing, screenshots, statValue as stat, eventually, openConsole, type OpenConsole } from '../support/browser.js';
 import { useCliOnTempDatabase } from '../support/cli-runner.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -18,8 +18,7 @@ const missing = browserMissing();
 describe.skipIf(missing !== null)('console for key holders, in Chromium', () => {
   const cli = useCliOnTempDatabase('tollgate-console-');
   let harness: Harness;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   let key: { id: string; key: string };
@@ -33,13 +32,12 @@ describe.skipIf(missing !== null)('console for key holders, in Chromium', () => 
 
   beforeAll(async () => {
     harness = await startHarness();
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
+    tab = await openConsole(harness);
+    ({ page, problems } = tab);
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
   });
 

@@ -7,19 +7,18 @@
  * low-balance alert. Screenshots of each page at two sizes go to test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { join } from 'node:path';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, SCREENSHOT_FOLDER, screenshots, statValue as stat } from '../support/browser.js';
+import { browserMissing, eventually, SCREENSHOT_FOLDER, screenshots, statValue as stat, openConsole, type OpenConsole } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const missing = browserMissing();
 
 describe.skipIf(missing !== null)('console keys, request log and charts, in Chromium', () => {
   let harness: Harness;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   let ownerToken: string;
@@ -33,13 +32,12 @@ describe.skipIf(missing !== null)('console keys, request log and charts, in Chro
   beforeAll(async () => {
     harness = await startHarness();
     ownerToken = (await createAdminToken(harness.store, { role: 'owner', name: 'ops lead' }, CLI_ACTOR)).secret;
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
+    tab = await openConsole(harness);
+    ({ page, problems } = tab);
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
   });
 

@@ -8,10 +8,10 @@
  * browser for the file; screenshots of each page go to test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots } from '../support/browser.js';
+import { browserMissing, eventually, openConsole, screenshots, type OpenConsole } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { seedOperatorScale } from '../support/operator-scale-seed.js';
 
@@ -34,8 +34,7 @@ const LOG_ROWS = 50_000;
 
 describe.skipIf(missing !== null)('console at scale (500 accounts, 50,000 logged requests), in Chromium', () => {
   let harness: Harness;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   let ownerToken: string;
@@ -51,23 +50,18 @@ describe.skipIf(missing !== null)('console at scale (500 accounts, 50,000 logged
     const seeded = await seedOperatorScale(harness, { accounts: ACCOUNTS, logRows: LOG_ROWS });
     accountIds.push(...seeded.accountIds);
     console.info(`seeded ${ACCOUNTS} accounts, their requests and ${LOG_ROWS} log rows in ${Date.now() - started} ms`);
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
+    tab = await openConsole(harness, ownerToken);
+    ({ page, problems } = tab);
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
   });
 
   const admin = (path: string) => fetch(`${harness.baseUrl}/admin/v1${path}`, { headers: { authorization: `Bearer ${ownerToken}` } });
 
   it("sums usage by account on the server: the top ten by name, the other 490 in one row, the page's height bounded", async () => {
-    await page.goto('/console/');
-    await page.getByLabel('Admin token or API key').fill(ownerToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     const table = page.getByRole('region', { name: 'Account totals' });
     await eventually(() => table.locator('tbody tr').count()).toBe(11);
     const names = await table.locator('tbody tr td:first-child').allTextContents();

@@ -5,20 +5,19 @@
  * Screenshots of each page at a phone's and a desktop's size go to test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAccount } from '../../src/admin/accounts.js';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
-import { browserMissing, launchBrowser, newConsoleContext, screenshots, statValue as stat, eventually } from '../support/browser.js';
+import { browserMissing, screenshots, statValue as stat, eventually, openConsole, type OpenConsole } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const missing = browserMissing();
 
 describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
   let harness: Harness;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   let ownerToken: string;
@@ -30,13 +29,12 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
     for (const [name, balance] of [['northwind', '250'], ['contoso', '0.75'], ['fabrikam', '18.5'], ['tailspin', '3.000000001']] as const) {
       await createAccount(harness.store, { name, balanceUsd: balance }, CLI_ACTOR);
     }
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
+    tab = await openConsole(harness);
+    ({ page, problems } = tab);
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
   });
 
@@ -63,7 +61,7 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
     expect(await rows.nth(1).locator('td').nth(1).textContent()).toBe('$3.000000001');
     // The token is not kept by the page: only an HTTP-only cookie is.
     expect(await page.evaluate<string>('document.cookie')).toBe('');
-    const cookies = await context.cookies();
+    const cookies = await page.context().cookies();
     expect(cookies.map((cookie) => [cookie.name, cookie.httpOnly, cookie.sameSite])).toEqual([['tollgate_session', true, 'Strict']]);
     await screenshots(page, 'overview');
   });
@@ -177,17 +175,17 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
   });
 
   it('signs out: the cookie is gone and the session no longer works anywhere', async () => {
-    const [cookie] = await context.cookies();
+    const [cookie] = await page.context().cookies();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to Tollgate');
-    expect(await context.cookies()).toEqual([]);
+    expect(await page.context().cookies()).toEqual([]);
     const replayed = await fetch(`${harness.baseUrl}/admin/v1/accounts`, { headers: { cookie: `tollgate_session=${cookie?.value ?? ''}` } });
     expect(replayed.status).toBe(401);
   });
 
   it("offers a viewer only what a viewer may do: no forms that change, no owner pages", async () => {
     const viewer = await createAdminToken(harness.store, { role: 'viewer', name: 'auditor' }, CLI_ACTOR);
-    const session = await newConsoleContext(browser, harness.baseUrl);
+    const session = await openConsole(harness);
     try {
       const viewerPage = session.page;
       await viewerPage.goto('/console/accounts');
@@ -203,7 +201,7 @@ describe.skipIf(missing !== null)('console for operators, in Chromium', () => {
       expect(await viewerPage.getByRole('button', { name: /Disable/ }).count()).toBe(0);
       expect(session.problems).toEqual([]);
     } finally {
-      await session.context.close();
+      await session.close();
     }
   });
 

@@ -17,10 +17,10 @@ import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { fixture } from '../../src/providers/openai/__fixtures__/fixtures.js';
 import { browserMissing, eventually, openConsole, screenshots, type OpenConsole } from '../support/browser.js';
-import { testCatalog } from '../support/catalog.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { startSlackOutageAlerts } from '../support/slack-outage-alerts.js';
 import { json, startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
-import { startWebhookReceiver, until, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { until, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const missing = browserMissing();
 const TARGET = 'upstream/upstream-model';
@@ -86,16 +86,10 @@ describe.skipIf(missing !== null)('an outage drill, from the failure to the reco
   beforeAll(async () => {
     upstream = await startUpstreamDouble(healthy);
     // The first try of the recovery (the receiver's second request) fails once: a retry to list.
-    receiver = await startWebhookReceiver({ path: '/services/T000/B000/XXXX', status: (index) => (index === 1 ? 503 : 200) });
-    const catalog = {
-      ...(testCatalog({ upstreamBaseUrl: upstream.baseUrl }) as Record<string, unknown>),
-      alerts: {
-        webhooks: [{ url: receiver.url, format: 'slack', events: ['target.down', 'target.up'] }],
-        delivery: { poll_ms: 25, first_retry_ms: 50, max_retry_ms: 200 },
-      },
-    };
+    const alerts = await startSlackOutageAlerts(upstream.baseUrl);
+    receiver = alerts.receiver;
     harness = await startHarness({
-      catalog,
+      catalog: alerts.catalog,
       env: { TEST_UPSTREAM_KEY: 'sk-upstream-test' },
       // Two failures take the target out; it is skipped for two seconds (time for a refused request), then tried again.
       router: { failureThreshold: 2, cooldownMs: 2_000 },

@@ -5,10 +5,10 @@
  * phone's and a desktop's size go to test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots } from '../support/browser.js';
+import { browserMissing, eventually, openConsole, screenshots, signInToConsole, type OpenConsole } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startOpenAIUpstream, type UpstreamDouble as ChatDouble } from '../support/openai-upstream.js';
 import { json, startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
@@ -20,8 +20,7 @@ describe.skipIf(missing !== null)('testing a target from the catalog page, in Ch
   let harness: Harness;
   let healthy: ChatDouble;
   let failing: UpstreamDouble;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   const tokens = { operator: '', viewer: '' };
@@ -50,26 +49,17 @@ describe.skipIf(missing !== null)('testing a target from the catalog page, in Ch
     });
     tokens.operator = (await createAdminToken(harness.store, { role: 'operator', name: 'on call' }, CLI_ACTOR)).secret;
     tokens.viewer = (await createAdminToken(harness.store, { role: 'viewer', name: 'auditor' }, CLI_ACTOR)).secret;
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
+    tab = await openConsole(harness, tokens.operator);
+    ({ page, problems } = tab);
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
     await Promise.all([healthy?.close(), failing?.close()]);
   });
 
-  async function signIn(token: string): Promise<void> {
-    await page.goto('/console/');
-    await page.getByLabel('Admin token or API key').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
-  }
-
   it('an operator tests the healthy target and reads OK, its times, status and usage beside it', async () => {
-    await signIn(tokens.operator);
     await page.goto('/console/catalog');
     await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Models');
     await page.getByRole('button', { name: 'Test primary/house-large of gpt-house' }).click();
@@ -95,8 +85,8 @@ describe.skipIf(missing !== null)('testing a target from the catalog page, in Ch
   });
 
   it('a viewer sees the catalog without Test buttons', async () => {
-    await context.clearCookies();
-    await signIn(tokens.viewer);
+    await page.context().clearCookies();
+    await signInToConsole(page, tokens.viewer);
     await page.goto('/console/catalog');
     await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Models');
     await eventually(() => page.locator('li', { hasText: 'primary/house-large' }).count()).toBe(1);

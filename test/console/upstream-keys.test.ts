@@ -5,10 +5,10 @@
  * Screenshots at a phone's and a desktop's size go to test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createAdminToken } from '../../src/admin/admin-tokens.js';
 import { CLI_ACTOR } from '../../src/admin/audit.js';
-import { browserMissing, eventually, launchBrowser, newConsoleContext, screenshots } from '../support/browser.js';
+import { browserMissing, eventually, openConsole, screenshots, type OpenConsole } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startKeyedUpstream, type KeyedUpstream } from '../support/keyed-upstream.js';
 
@@ -18,8 +18,7 @@ const SECRETS = { POOL_KEY_PRIMARY: 'sk-console-primary-5e6f', POOL_KEY_REVOKED:
 describe.skipIf(missing !== null)('upstream keys in the console, in Chromium', () => {
   let harness: Harness;
   let upstream: KeyedUpstream;
-  let browser: Browser;
-  let context: BrowserContext;
+  let tab: OpenConsole;
   let page: Page;
   let problems: string[];
   let ownerToken: string;
@@ -49,22 +48,17 @@ describe.skipIf(missing !== null)('upstream keys in the console, in Chromium', (
       const answer = await harness.post('/v1/chat/completions', { model: 'pool-model', messages: [{ role: 'user', content: 'hi' }] }, secret);
       expect(answer.status).toBe(200);
     }
-    browser = await launchBrowser();
-    ({ context, page, problems } = await newConsoleContext(browser, harness.baseUrl));
+    tab = await openConsole(harness, ownerToken);
+    ({ page, problems } = tab);
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
+    await tab?.close();
     await harness?.close();
     await upstream?.close();
   });
 
   it('shows each key of the pool by name, its state and its calls, on the Models page', async () => {
-    await page.goto('/console/');
-    await page.getByLabel('Admin token or API key').fill(ownerToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Models' }).click();
     await eventually(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Models');
 

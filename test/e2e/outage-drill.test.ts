@@ -14,6 +14,7 @@ import { adminClient, type AdminCall } from '../support/admin-client.js';
 import { testCatalog } from '../support/catalog.js';
 import { engines } from '../support/databases.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { startSlackOutageAlerts } from '../support/slack-outage-alerts.js';
 import { json, startUpstreamDouble, type UpstreamDouble } from '../support/upstream-double.js';
 import { startWebhookReceiver, until, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -38,15 +39,9 @@ describe.each(engines)('outage drill with a Slack webhook on %s', (engine) => {
   beforeAll(async () => {
     upstream = await startUpstreamDouble(json(500, fixture('error-500.json')));
     // The first attempt at the recovery fails once, so the list shows a retry.
-    receiver = await startWebhookReceiver({ path: '/services/T000/B000/XXXX', status: (index) => (index === 1 ? 503 : 200) });
-    const catalog = {
-      ...(testCatalog({ upstreamBaseUrl: upstream.baseUrl }) as Record<string, unknown>),
-      alerts: {
-        webhooks: [{ url: receiver.url, format: 'slack', events: ['target.down', 'target.up'] }],
-        delivery: { poll_ms: 25, first_retry_ms: 50, max_retry_ms: 200 },
-      },
-    };
-    harness = await startHarness({ engine, catalog, env: { TEST_UPSTREAM_KEY: 'sk-upstream-test' }, router: { failureThreshold: 2, cooldownMs: 300 } });
+    const alerts = await startSlackOutageAlerts(upstream.baseUrl);
+    receiver = alerts.receiver;
+    harness = await startHarness({ engine, catalog: alerts.catalog, env: { TEST_UPSTREAM_KEY: 'sk-upstream-test' }, router: { failureThreshold: 2, cooldownMs: 300 } });
     call = adminClient(harness.baseUrl);
     owner = (await createAdminToken(harness.store, { role: 'owner' }, CLI_ACTOR)).secret;
     operator = (await createAdminToken(harness.store, { role: 'operator' }, CLI_ACTOR)).secret;

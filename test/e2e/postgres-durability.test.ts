@@ -6,17 +6,12 @@
  * own flush writes out what the batches committed; serves complete answers of each kind (chat and
  * Responses, JSON and streamed, the Responses ones stored), each read to its last byte; then kills
  * every process of the server at once, starts it again, and finds every charge and every stored
- * response there, and the balance its opening less the charges.
- *
- * The request log is off: its own writes commit synchronously and so would flush the WAL, and with
- * it the charges before them, by chance; the promise must hold without them.
+ * response there, and the balance its opening less the charges (test/support/postgres-crash.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usdToNanos } from '../../src/billing/money.js';
-import { openStore } from '../../src/store/open-store.js';
-import { testCatalog } from '../support/catalog.js';
-import { startHarness, type Harness } from '../support/harness.js';
-import { startThrowawayCluster, throwawayPostgresMissing, type ThrowawayCluster } from '../support/throwaway-postgres.js';
+import type { Harness } from '../support/harness.js';
+import { crashAfterServing, startGatewayOnOwnPostgres, type GatewayOnOwnPostgres } from '../support/postgres-crash.js';
+import { throwawayPostgresMissing } from '../support/throwaway-postgres.js';
 
 const ANSWERS = 16;
 const OPENING_USD = '1';
@@ -66,54 +61,30 @@ const asks: Record<string, Ask> = {
 const missing = throwawayPostgresMissing();
 
 describe.skipIf(missing !== null)('a complete answer is billed before its last byte, through a PostgreSQL crash', () => {
-  let cluster: ThrowawayCluster | undefined;
-  let harness: Harness | undefined;
+  let gateway: GatewayOnOwnPostgres | undefined;
 
   beforeAll(async () => {
-    cluster = await startThrowawayCluster();
-    const url = cluster.url;
-    const catalog = { ...(testCatalog() as Record<string, unknown>), log: { enabled: false } };
-    // The cluster is the test's: nothing to drop, it goes with its folder.
-    harness = await startHarness({ catalog, sharedDatabase: { engine: 'postgres', url, drop: async () => undefined } });
+    gateway = await startGatewayOnOwnPostgres();
   }, 60_000);
 
-  afterAll(async () => {
-    try {
-      await harness?.close();
-    } finally {
-      cluster?.destroy();
-    }
-  }, 30_000);
+  afterAll(() => gateway?.close(), 30_000);
 
   it('finds every charge and stored response after the server is killed with its WAL writer paused', async () => {
-    const gateway = harness!;
-    const server = cluster!;
-    const { accountId, secret } = await gateway.newAccount(OPENING_USD);
-
-    server.pauseWalWriter();
+    const { harness } = gateway!;
+    const { accountId, secret } = await harness.newAccount(OPENING_USD);
     const kinds = Object.values(asks);
-    const served: Served[] = [];
-    for (let index = 0; index < ANSWERS; index++) served.push(await kinds[index % kinds.length]!(gateway, secret));
-    // Acknowledged: each answer's charge was committed before its last byte.
-    const acknowledged = (await gateway.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
-    await server.kill();
-
-    server.start();
-    // Read through new connections, as a gateway started after the crash would.
-    const store = await openStore(server.url, { migrate: false });
-    try {
-      const charges = (await store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
+    const serve = async () => {
+      const served: Served[] = [];
+      for (let index = 0; index < ANSWERS; index++) served.push(await kinds[index % kinds.length]!(harness, secret));
+      return served;
+    };
+    await crashAfterServing(gateway!, { accountId, openingUsd: OPENING_USD }, serve, async (served, { store, charges }) => {
       expect(charges.map((charge) => charge.requestId).sort()).toEqual(served.map((answer) => answer.requestId).sort());
-      expect(charges).toEqual(acknowledged);
       for (const charge of charges) expect(charge.amountNanos).toBeGreaterThan(0n);
-      const charged = charges.reduce((sum, charge) => sum + charge.amountNanos, 0n);
-      expect((await store.findAccount(accountId))!.balanceNanos).toBe(usdToNanos(OPENING_USD) - charged);
       expect(await store.countOpenHolds(accountId)).toBe(0);
       for (const { responseId } of served) {
         if (responseId !== undefined) expect(await store.findResponse(responseId, accountId), responseId).toBeDefined();
       }
-    } finally {
-      await store.close();
-    }
+    });
   }, 60_000);
 });

@@ -9,12 +9,9 @@
  * and the account's reserved amount is still what its slice holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usdToNanos } from '../../src/billing/money.js';
-import { openStore } from '../../src/store/open-store.js';
-import { testCatalog } from '../support/catalog.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { crashAfterServing, startGatewayOnOwnPostgres, type GatewayOnOwnPostgres } from '../support/postgres-crash.js';
 import { rawRows } from '../support/raw-rows.js';
-import { startThrowawayCluster, throwawayPostgresMissing, type ThrowawayCluster } from '../support/throwaway-postgres.js';
+import { throwawayPostgresMissing } from '../support/throwaway-postgres.js';
 import { waitFor } from '../support/wait-for.js';
 
 const ANSWERS = 8;
@@ -23,60 +20,41 @@ const OPENING_USD = '1';
 const missing = throwawayPostgresMissing();
 
 describe.skipIf(missing !== null)('an answer admitted from a quota slice is billed before its last byte, through a PostgreSQL crash', () => {
-  let cluster: ThrowawayCluster | undefined;
-  let harness: Harness | undefined;
+  let gateway: GatewayOnOwnPostgres | undefined;
 
   beforeAll(async () => {
-    cluster = await startThrowawayCluster();
-    const catalog = { ...(testCatalog() as Record<string, unknown>), log: { enabled: false }, billing: { slices: { enabled: true, size_usd: '0.1', headroom: 2 } } };
-    harness = await startHarness({ catalog, sharedDatabase: { engine: 'postgres', url: cluster.url, drop: async () => undefined } });
+    gateway = await startGatewayOnOwnPostgres({ billing: { slices: { enabled: true, size_usd: '0.1', headroom: 2 } } });
   }, 60_000);
 
-  afterAll(async () => {
-    try {
-      await harness?.close();
-    } finally {
-      cluster?.destroy();
-    }
-  }, 30_000);
+  afterAll(() => gateway?.close(), 30_000);
 
   it('finds every charge, each hold settled out of the slice, after the server is killed with its WAL writer paused', async () => {
-    const gateway = harness!;
-    const server = cluster!;
-    const { accountId, secret } = await gateway.newAccount(OPENING_USD);
+    const { harness } = gateway!;
+    const { accountId, secret } = await harness.newAccount(OPENING_USD);
     const ask = async (model: string, stream: boolean) => {
-      const response = await gateway.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'Billed if the database dies?' }], max_tokens: 20, stream }, secret);
+      const response = await harness.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'Billed if the database dies?' }], max_tokens: 20, stream }, secret);
       const text = await response.text();
       expect(response.status, text).toBe(200);
       return response.headers.get('x-request-id')!;
     };
     // Busy: two at once (slow enough to overlap) take the exact path and ask for a slice.
     await Promise.all([ask('slow-model', false), ask('slow-model', false)]);
-    await waitFor(async () => (await gateway.store.listSlices(accountId)).length === 1);
+    await waitFor(async () => (await harness.store.listSlices(accountId)).length === 1);
 
-    server.pauseWalWriter();
-    const served: string[] = [];
-    for (let index = 0; index < ANSWERS; index++) served.push(await ask('model-5.6-mini', index % 2 === 1));
-    const acknowledged = (await gateway.store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
-    await server.kill();
-
-    server.start();
-    const store = await openStore(server.url, { migrate: false });
-    try {
-      const charges = (await store.listLedger(accountId)).filter((entry) => entry.kind === 'charge');
-      expect(charges).toEqual(acknowledged);
+    const serve = async () => {
+      const served: string[] = [];
+      for (let index = 0; index < ANSWERS; index++) served.push(await ask('model-5.6-mini', index % 2 === 1));
+      return served;
+    };
+    await crashAfterServing(gateway!, { accountId, openingUsd: OPENING_USD }, serve, async (served, { store, charges }) => {
       expect(served.every((requestId) => charges.some((charge) => charge.requestId === requestId))).toBe(true);
-      const charged = charges.reduce((sum, charge) => sum + charge.amountNanos, 0n);
-      expect((await store.findAccount(accountId))!.balanceNanos).toBe(usdToNanos(OPENING_USD) - charged);
       // Each was admitted from the slice and settled out of it.
-      const rows = await rawRows({ engine: 'postgres', url: server.url, drop: async () => undefined }, 'SELECT request_id, state, slice_id FROM holds WHERE account_id = ? AND request_id = ANY(?)', [accountId, served]);
+      const rows = await rawRows(harness.database, 'SELECT request_id, state, slice_id FROM holds WHERE account_id = ? AND request_id = ANY(?)', [accountId, served]);
       expect(rows.map((row) => [row.state, row.slice_id !== null])).toEqual(served.map(() => ['settled', true]));
       // What stays reserved is what the slice still holds, as before the crash.
       const [slice] = await store.listSlices(accountId);
-      const [account] = await rawRows({ engine: 'postgres', url: server.url, drop: async () => undefined }, 'SELECT reserved_nanos, sliced_nanos FROM accounts WHERE id = ?', [accountId]);
+      const [account] = await rawRows(harness.database, 'SELECT reserved_nanos, sliced_nanos FROM accounts WHERE id = ?', [accountId]);
       expect(account).toEqual({ reserved_nanos: slice!.amountNanos, sliced_nanos: slice!.amountNanos });
-    } finally {
-      await store.close();
-    }
+    });
   }, 60_000);
 });

@@ -13,8 +13,6 @@
  *   their charges are there (settled before the last byte);
  * - a credit made while every process holds a slice is spendable at once on every process.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/admin/accounts.js';
@@ -22,17 +20,11 @@ import { CLI_ACTOR } from '../../src/admin/audit.js';
 import { createKey } from '../../src/admin/keys.js';
 import { costOfTokens, formatUsd, usdToNanos } from '../../src/billing/money.js';
 import { boundInputTokens } from '../../src/protocol/input-bound.js';
-import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
-import { testCatalog } from '../support/catalog.js';
-import { createTestDatabase, postgresUrl, redisUrl, type TestDatabase } from '../support/databases.js';
-import { startGatewayProcess, writeCatalog, type GatewayProcess } from '../support/gateway-process.js';
-import { hostileUsage } from '../support/hostile-usage.js';
-import { startOpenAIUpstream, type UpstreamDouble } from '../support/openai-upstream.js';
 import { rawRows } from '../support/raw-rows.js';
+import { postChat as post, SCALE_SETUPS, startScaleCluster, type ScaleCluster } from '../support/scale-cluster.js';
 import { waitFor } from '../support/wait-for.js';
 
-const run = promisify(execFile);
 const HOLD_TTL_SECONDS = 3;
 /** The upstream reports 100× the input: every charge is capped at its hold, so each admitted request spends exactly one. */
 const CAPPED = { model: 'relay-model', messages: [{ role: 'user', content: 'report-100x slices' }], max_tokens: 100 };
@@ -43,83 +35,20 @@ const SLICE = (ESTIMATED_HOLD * 26n) / 10n;
 /** Streams slow enough that those sent at once run at once (a busy account). */
 const SLOW_STREAM = { model: 'slow-model', messages: [{ role: 'user', content: 'busy' }], max_tokens: 20, stream: true };
 
-
-function post(base: string, secret: string, body: object, dispatcher?: Agent): Promise<Response> {
-  return fetch(`${base}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    ...(dispatcher === undefined ? {} : { dispatcher }),
-  } as RequestInit);
-}
-
-interface Setup {
-  name: string;
-  enabled: boolean;
-  skipReason: string;
-  engine: 'sqlite' | 'postgres';
-  /** The processes (one primary with its workers counts as one here) and how many slice owners they are. */
-  start(env: Record<string, string>): Promise<GatewayProcess[]>;
-  owners: number;
-  extraEnv: Record<string, string>;
-  /** kill -9 of the serving processes of `victim` (for workers: the workers, which the primary replaces). */
-  kill(victim: GatewayProcess): Promise<void>;
-}
-
-const setups: Setup[] = [
-  {
-    name: 'three instances on PostgreSQL and Redis',
-    enabled: Boolean(postgresUrl && redisUrl),
-    skipReason: 'set TOLLGATE_TEST_POSTGRES_URL and TOLLGATE_TEST_REDIS_URL to run it',
-    engine: 'postgres',
-    extraEnv: redisUrl ? { TOLLGATE_REDIS_URL: redisUrl } : {},
-    start: (env) => Promise.all([0, 1, 2].map(() => startGatewayProcess(env))),
-    owners: 3,
-    kill: (victim) => victim.kill(),
-  },
-  {
-    name: 'serve --workers 2 on SQLite',
-    enabled: true,
-    skipReason: '',
-    engine: 'sqlite',
-    extraEnv: {},
-    start: async (env) => [await startGatewayProcess(env, ['--workers', '2'])],
-    owners: 2,
-    kill: async (victim) => {
-      await run('pkill', ['-KILL', '-P', String(victim.child.pid)]).catch(() => undefined);
-    },
-  },
-];
-
-for (const setup of setups) {
+for (const setup of SCALE_SETUPS) {
   if (!setup.enabled) console.info(`quota-slices suite "${setup.name}" skipped: ${setup.skipReason}.`);
 
   describe.skipIf(!setup.enabled)(`quota slices: ${setup.name}`, () => {
-    let database: TestDatabase;
+    let cluster: ScaleCluster;
     let store: Store;
-    let processes: GatewayProcess[];
-    let env: Record<string, string>;
-    let upstream: UpstreamDouble;
-    const bases = () => processes.map((process) => process.baseUrl);
+    const bases = () => cluster.bases();
 
     beforeAll(async () => {
-      database = await createTestDatabase(setup.engine);
-      store = await openStore(database.url);
-      upstream = await startOpenAIUpstream({ usage: hostileUsage });
-      const catalog = {
-        ...(testCatalog({ upstreamBaseUrl: upstream.baseUrl }) as Record<string, unknown>),
-        billing: { hold_ttl_seconds: HOLD_TTL_SECONDS, checkpoint_seconds: 0.05, slices: { enabled: true, size_usd: formatUsd(SLICE), headroom: 2, idle_seconds: 600 } },
-      };
-      env = { TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: writeCatalog(catalog), TEST_UPSTREAM_KEY: 'sk-upstream-secret', ...setup.extraEnv };
-      processes = await setup.start(env);
+      cluster = await startScaleCluster(setup, { hold_ttl_seconds: HOLD_TTL_SECONDS, checkpoint_seconds: 0.05, slices: { enabled: true, size_usd: formatUsd(SLICE), headroom: 2, idle_seconds: 600 } });
+      store = cluster.store;
     }, 60_000);
 
-    afterAll(async () => {
-      await Promise.all((processes ?? []).map((process) => process.stop()));
-      await store?.close();
-      await database?.drop();
-      await upstream?.close();
-    }, 60_000);
+    afterAll(() => cluster?.stop(), 60_000);
 
     async function newKey(balanceUsd: string) {
       const account = await createAccount(store, { name: `slices-${Math.random().toString(36).slice(2)}`, balanceUsd }, CLI_ACTOR);
@@ -139,7 +68,7 @@ for (const setup of setups) {
      * connections so that workers sharing a port each get two) until `owners` processes hold an
      * active slice of the account: a busy account gets one.
      */
-    async function slicesOut(accountId: string, secret: string, targets = bases(), owners = setup.owners): Promise<bigint> {
+    async function slicesOut(accountId: string, secret: string, targets = bases(), owners = setup.servers): Promise<bigint> {
       const probe = await post(targets[0]!, secret, CAPPED);
       expect(probe.status).toBe(200);
       const requestId = probe.headers.get('x-request-id');
@@ -161,7 +90,7 @@ for (const setup of setups) {
 
     /** The account's raw reserved amount and the part of it its slices make up. */
     async function reserved(accountId: string): Promise<{ reserved: bigint; sliced: bigint }> {
-      const [row] = await rawRows(database, 'SELECT reserved_nanos, sliced_nanos FROM accounts WHERE id = ?', [accountId]);
+      const [row] = await rawRows(cluster.database, 'SELECT reserved_nanos, sliced_nanos FROM accounts WHERE id = ?', [accountId]);
       return { reserved: row!.reserved_nanos as bigint, sliced: row!.sliced_nanos as bigint };
     }
 
@@ -188,12 +117,12 @@ for (const setup of setups) {
       expect(charges.reduce((sum, charge) => sum + charge.amountNanos, 0n)).toBe(10n * hold);
       expect((await store.findAccount(accountId))!.balanceNanos).toBe(0n);
       // Some were admitted in memory, from a slice: their rows name it.
-      const fromSlices = await rawRows(database, 'SELECT request_id FROM holds WHERE account_id = ? AND slice_id IS NOT NULL', [accountId]);
+      const fromSlices = await rawRows(cluster.database, 'SELECT request_id FROM holds WHERE account_id = ? AND slice_id IS NOT NULL', [accountId]);
       const burst = new Set(admitted.map((answer) => answer.requestId));
       expect(fromSlices.filter((row) => burst.has(row.request_id as string)).length).toBeGreaterThan(0);
     }, 60_000);
 
-    it.skipIf(setup.owners < 3)("60 concurrent requests on a process without a slice get what the other processes' slices held back", async () => {
+    it.skipIf(setup.servers < 3)("60 concurrent requests on a process without a slice get what the other processes' slices held back", async () => {
       const { accountId, secret } = await newKey('1');
       const [holderA, holderB, other] = bases();
       const hold = await slicesOut(accountId, secret, [holderA!, holderB!], 2);
@@ -215,16 +144,16 @@ for (const setup of setups) {
 
     it('kill -9 of a process holding a slice, its streams past a checkpoint: the slice comes back after its lease, each stream billed once', async () => {
       const { accountId, secret } = await newKey('1');
-      const victim = processes[0]!;
+      const victim = cluster.processes[0]!;
       // Only the victim (its workers) holds slices of this account.
-      await slicesOut(accountId, secret, [victim.baseUrl], processes.length > 1 ? 1 : setup.owners);
+      await slicesOut(accountId, secret, [victim.baseUrl], cluster.processes.length > 1 ? 1 : setup.servers);
       const streams = await Promise.all([0, 1].map(() => post(victim.baseUrl, secret, { model: 'slow-model', messages: [{ role: 'user', content: 'long' }], max_tokens: 100, stream: true })));
       const requestIds = streams.map((response) => response.headers.get('x-request-id'));
       const readers = streams.map((response) => response.body!.getReader());
       // Past a checkpoint: each stream's hold moved from its slice into a row.
       const until = Date.now() + 300;
       while (Date.now() < until) await Promise.all(readers.map((reader) => reader.read()));
-      const rows = await rawRows(database, "SELECT request_id, slice_id FROM holds WHERE account_id = ? AND state = 'open'", [accountId]);
+      const rows = await rawRows(cluster.database, "SELECT request_id, slice_id FROM holds WHERE account_id = ? AND state = 'open'", [accountId]);
       expect(rows.map((row) => row.request_id).sort()).toEqual([...requestIds].sort());
       expect(rows.every((row) => row.slice_id !== null)).toBe(true);
       expect((await reserved(accountId)).sliced).toBeGreaterThan(0n);
@@ -240,24 +169,22 @@ for (const setup of setups) {
         expect(charge.outputTokens).toBeGreaterThan(0);
         expect(charge.note).toMatch(/hold expired/);
       }
-      if (processes.length > 1) processes[0] = await startGatewayProcess(env);
-      else await waitFor(async () => (await fetch(`${victim.baseUrl}/healthz`).catch(() => undefined))?.status === 200, 10_000);
+      await cluster.serveAgain();
     }, 60_000);
 
     it('an answer admitted from a slice was billed before its last byte: killed right after it, its charge is there', async () => {
       const { accountId, secret } = await newKey('1');
-      const victim = processes[0]!;
-      await slicesOut(accountId, secret, [victim.baseUrl], processes.length > 1 ? 1 : setup.owners);
+      const victim = cluster.processes[0]!;
+      await slicesOut(accountId, secret, [victim.baseUrl], cluster.processes.length > 1 ? 1 : setup.servers);
       const answers = await Promise.all([0, 1].map(() => post(victim.baseUrl, secret, { ...CAPPED, stream: true })));
       const requestIds = answers.map((answer) => answer.headers.get('x-request-id'));
       for (const answer of answers) expect(await answer.text()).toContain('[DONE]');
       await setup.kill(victim);
-      const rows = await rawRows(database, 'SELECT request_id, state, slice_id FROM holds WHERE account_id = ? AND slice_id IS NOT NULL', [accountId]);
+      const rows = await rawRows(cluster.database, 'SELECT request_id, state, slice_id FROM holds WHERE account_id = ? AND slice_id IS NOT NULL', [accountId]);
       expect(rows.filter((row) => requestIds.includes(row.request_id as string)).map((row) => row.state)).toEqual(['settled', 'settled']);
       const charges = (await store.listLedger(accountId)).filter((entry) => entry.kind === 'charge' && requestIds.includes(entry.requestId));
       expect(charges).toHaveLength(2);
-      if (processes.length > 1) processes[0] = await startGatewayProcess(env);
-      else await waitFor(async () => (await fetch(`${victim.baseUrl}/healthz`).catch(() => undefined))?.status === 200, 10_000);
+      await cluster.serveAgain();
     }, 60_000);
 
     it('a credit made while every process holds a slice is spendable at once on every process', async () => {

@@ -16,14 +16,10 @@ import { createKey, type KeyBudgetInput } from '../../src/admin/keys.js';
 import { costOfTokens, formatUsd, usdToNanos } from '../../src/billing/money.js';
 import { boundInputTokens } from '../../src/protocol/input-bound.js';
 import { TOKENS_PER_IMAGE } from '../../src/protocol/tokens.js';
-import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
-import { testCatalog } from '../support/catalog.js';
 import { adminClient } from '../support/admin-client.js';
-import { createTestDatabase, postgresUrl, redisUrl, type TestDatabase } from '../support/databases.js';
-import { hostileUsage } from '../support/hostile-usage.js';
-import { startOpenAIUpstream, type UpstreamDouble } from '../support/openai-upstream.js';
-import { startGatewayProcess, writeCatalog, type GatewayProcess } from '../support/gateway-process.js';
+import { postChat as post, SCALE_SETUPS, startScaleCluster, type ScaleCluster } from '../support/scale-cluster.js';
+import { waitFor } from '../support/wait-for.js';
 
 const run = promisify(execFile);
 const MAIN = join(resolve(import.meta.dirname, '../..'), 'dist/cli/main.js');
@@ -33,78 +29,20 @@ const HOLD_TTL_SECONDS = 3;
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
-
-function post(base: string, secret: string, body: object): Promise<Response> {
-  return fetch(`${base}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
-
-interface Setup {
-  name: string;
-  enabled: boolean;
-  skipReason: string;
-  engine: 'sqlite' | 'postgres';
-  /** Starts the processes; returns the base URLs to spread requests over. */
-  start(env: Record<string, string>): Promise<GatewayProcess[]>;
-  extraEnv: Record<string, string>;
-}
-
-const setups: Setup[] = [
-  {
-    name: 'three instances on PostgreSQL and Redis',
-    enabled: Boolean(postgresUrl && redisUrl),
-    skipReason: 'set TOLLGATE_TEST_POSTGRES_URL and TOLLGATE_TEST_REDIS_URL to run it',
-    engine: 'postgres',
-    extraEnv: redisUrl ? { TOLLGATE_REDIS_URL: redisUrl } : {},
-    start: (env) => Promise.all([0, 1, 2].map(() => startGatewayProcess(env))),
-  },
-  {
-    name: 'serve --workers 2 on SQLite',
-    enabled: true,
-    skipReason: '',
-    engine: 'sqlite',
-    extraEnv: {},
-    start: async (env) => [await startGatewayProcess(env, ['--workers', '2'])],
-  },
-];
-
-for (const setup of setups) {
+for (const setup of SCALE_SETUPS) {
   if (!setup.enabled) console.info(`scale-out suite "${setup.name}" skipped: ${setup.skipReason}.`);
 
   describe.skipIf(!setup.enabled)(setup.name, () => {
-    let database: TestDatabase;
+    let cluster: ScaleCluster;
     let store: Store;
-    let processes: GatewayProcess[];
-    let env: Record<string, string>;
-    let upstream: UpstreamDouble;
-    const bases = () => processes.map((process) => process.baseUrl);
+    const bases = () => cluster.bases();
 
     beforeAll(async () => {
-      database = await createTestDatabase(setup.engine);
-      store = await openStore(database.url);
-      // An upstream that bills every byte it is sent, or a hundred times that when asked.
-      upstream = await startOpenAIUpstream({ usage: hostileUsage });
-      const catalog = { ...(testCatalog({ upstreamBaseUrl: upstream.baseUrl }) as Record<string, unknown>), billing: { hold_ttl_seconds: HOLD_TTL_SECONDS, checkpoint_seconds: 0.05 } };
-      env = { TOLLGATE_DATABASE_URL: database.url, TOLLGATE_CONFIG: writeCatalog(catalog), TEST_UPSTREAM_KEY: 'sk-upstream-secret', ...setup.extraEnv };
-      processes = await setup.start(env);
+      cluster = await startScaleCluster(setup, { hold_ttl_seconds: HOLD_TTL_SECONDS, checkpoint_seconds: 0.05 });
+      store = cluster.store;
     }, 60_000);
 
-    afterAll(async () => {
-      await Promise.all((processes ?? []).map((process) => process.stop()));
-      await store?.close();
-      await database?.drop();
-      await upstream?.close();
-    }, 60_000);
+    afterAll(() => cluster?.stop(), 60_000);
 
     /** After every hold has ended: the balance is credits less charges (excess never debited) and ≥ 0. */
     async function settledAccount(accountId: string) {
@@ -191,7 +129,7 @@ for (const setup of setups) {
       const { keyId, secret } = await newKey('1');
       const body = { model: 'model-5.6-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 20 };
       for (const base of bases()) expect((await post(base, secret, body)).status).toBe(200);
-      await run(process.execPath, [MAIN, 'keys', 'disable', keyId], { env: { ...process.env, ...env } });
+      await run(process.execPath, [MAIN, 'keys', 'disable', keyId], { env: { ...process.env, ...cluster.env } });
       await sleep(1000);
       const after = await Promise.all(Array.from({ length: 8 }, (_, index) => post(bases()[index % bases().length]!, secret, body)));
       expect(after.map((response) => response.status)).toEqual(Array(8).fill(401));
@@ -199,7 +137,7 @@ for (const setup of setups) {
 
     it('killing a process mid-stream leaves no hold after expiry, and bills what streamed until its last checkpoint once', async () => {
       const { accountId, secret } = await newKey('1');
-      const victim = processes[0]!;
+      const victim = cluster.processes[0]!;
       const response = await post(victim.baseUrl, secret, { model: 'slow-model', messages: [{ role: 'user', content: 'long' }], stream: true });
       const reader = response.body!.getReader();
       await reader.read();
@@ -208,12 +146,7 @@ for (const setup of setups) {
       // Let it stream past a checkpoint: what it delivered until then is billed despite the crash.
       const until = Date.now() + 200;
       while (Date.now() < until) await reader.read();
-      if (processes.length > 1) {
-        await victim.kill();
-      } else {
-        // With workers, kill the workers (the primary replaces them).
-        await run('pkill', ['-KILL', '-P', String(victim.child.pid)]).catch(() => undefined);
-      }
+      await setup.kill(victim);
       await reader.read().catch(() => undefined);
       await waitFor(async () => (await store.countOpenHolds(accountId)) === 0, (HOLD_TTL_SECONDS + 20) * 1000);
       const charges = (await store.listLedger(accountId)).filter((entry) => entry.kind === 'charge' && entry.requestId === requestId);
@@ -222,11 +155,7 @@ for (const setup of setups) {
       expect(charges[0]!.note).toMatch(/hold expired/);
       const account = (await store.findAccount(accountId))!;
       expect(account.reservedNanos).toBe(0n);
-      if (processes.length > 1) processes[0] = await startGatewayProcess(env);
-      else {
-        // The replaced workers serve again.
-        await waitFor(async () => (await fetch(`${victim.baseUrl}/healthz`).catch(() => undefined))?.status === 200, 10_000);
-      }
+      await cluster.serveAgain();
     }, 40_000);
 
     it('60 concurrent requests over every process on a key budget that covers 10 admit exactly 10', async () => {

@@ -66,7 +66,7 @@ export async function signInToConsole(page: Page, token: string): Promise<void> 
   await page.getByRole('heading', { level: 1, name: 'Overview', exact: true }).waitFor();
 }
 
-/** A browser with one console page (see newConsoleContext), signed in; `close` ends both. */
+/** A browser with one console page (see newConsoleContext); `close` ends both. */
 export interface OpenConsole {
   page: Page;
   /** Script errors and Content-Security-Policy violations seen so far. */
@@ -74,12 +74,15 @@ export interface OpenConsole {
   close(): Promise<void>;
 }
 
-/** Launches Chromium, opens the console of the gateway at `gateway.baseUrl` and signs in with `token`. */
-export async function openConsole(gateway: { baseUrl: string }, token: string): Promise<OpenConsole> {
+/**
+ * Launches Chromium with a page on the gateway at `gateway.baseUrl` and signs in with `token`;
+ * without a token the page has opened nothing yet, for a test whose subject is the sign-in itself.
+ */
+export async function openConsole(gateway: { baseUrl: string }, token?: string): Promise<OpenConsole> {
   const browser = await launchBrowser();
   try {
     const { context, page, problems } = await newConsoleContext(browser, gateway.baseUrl);
-    await signInToConsole(page, token);
+    if (token !== undefined) await signInToConsole(page, token);
     return {
       page,
       problems,

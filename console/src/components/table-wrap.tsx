@@ -12,3 +12,12 @@ export function TableWrap({ label, stackable = true, children }: { label: string
     </div>
   );
 }
+
+/** The header of a column of row actions: empty to the eye, named for screen readers. */
+export function ActionsHeader() {
+  return (
+    <th scope="col">
+      <span class="visually-hidden">Actions</span>
+    </th>
+  );
+}

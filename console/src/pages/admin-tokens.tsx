@@ -5,7 +5,7 @@ import { CopyBlock } from '../components/copy-button';
 import { PageHeading } from '../components/heading';
 import { ErrorNotice, Loading } from '../components/notice';
 import { Status } from '../components/status';
-import { TableWrap } from '../components/table-wrap';
+import { ActionsHeader, TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
 import { useAdminSession } from '../session';
 import type { AdminRole, AdminToken } from '../types';
@@ -48,9 +48,7 @@ export function AdminTokensPage() {
                 <th scope="col">Prefix</th>
                 <th scope="col">Status</th>
                 <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>

@@ -9,7 +9,7 @@ import { api } from '../api';
 import { PageHeading } from '../components/heading';
 import { ErrorNotice, Loading, SuccessNotice } from '../components/notice';
 import { Pager, usePages } from '../components/pager';
-import { TableWrap } from '../components/table-wrap';
+import { ActionsHeader, TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
 import { roleReaches, useAdminSession } from '../session';
 import type { AlertDelivery } from '../types';
@@ -78,7 +78,7 @@ function DeliveryList({ state }: { state: State | undefined }) {
                 <th scope="col">Status</th>
                 <th scope="col">HTTP</th>
                 <th scope="col">Attempts</th>
-                {canResend ? <th scope="col"><span class="visually-hidden">Actions</span></th> : null}
+                {canResend ? <ActionsHeader /> : null}
               </tr>
             </thead>
             <tbody>

@@ -6,10 +6,10 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { changeCatalog, faultIn, findModel, providerNames, saveModel } from '../catalog-document';
-import { ErrorNotice } from '../components/notice';
 import { emptyTarget, modelEntry, modelFields, type ModelFields, type TargetFields } from '../model-fields';
 import type { CatalogChange, CatalogDocument } from '../types';
 import { useAction } from '../use-action';
+import { CatalogFormEnd } from './catalog-form-end';
 
 interface Props {
   document: CatalogDocument;
@@ -80,19 +80,7 @@ export function ModelForm({ document, editing, onSaved, onCancel }: Props) {
             Add a target
           </button>
         </div>
-        <div class="field">
-          <label for="model-note">Note (optional)</label>
-          <input id="model-note" maxLength={500} placeholder="Why: shown in the versions" value={note} onInput={(event) => setNote(event.currentTarget.value)} />
-        </div>
-        <ErrorNotice error={error} />
-        <div class="form-actions">
-          <button type="submit" disabled={busy}>
-            {editing === null ? 'Add model' : 'Save model'}
-          </button>
-          <button type="button" class="button-secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        </div>
+        <CatalogFormEnd idPrefix="model" note={note} onNote={setNote} error={error} busy={busy} submit={editing === null ? 'Add model' : 'Save model'} onCancel={onCancel} />
       </form>
     </section>
   );

@@ -5,9 +5,9 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { addProvider, changeCatalog, faultIn, type Entry } from '../catalog-document';
-import { ErrorNotice } from '../components/notice';
 import type { CatalogChange } from '../types';
 import { useAction } from '../use-action';
+import { CatalogFormEnd } from './catalog-form-end';
 
 const TYPES = ['openai', 'anthropic', 'gemini', 'azure'] as const;
 type ProviderType = (typeof TYPES)[number];
@@ -132,19 +132,7 @@ export function ProviderForm({ onSaved, onCancel }: { onSaved: (change: CatalogC
             <p class="help">Set on every instance; the gateway reads it when this version is served.</p>
           </div>
         )}
-        <div class="field">
-          <label for="provider-note">Note (optional)</label>
-          <input id="provider-note" maxLength={500} placeholder="Why: shown in the versions" value={fields.note} onInput={(event) => set({ note: event.currentTarget.value })} />
-        </div>
-        <ErrorNotice error={error} />
-        <div class="form-actions">
-          <button type="submit" disabled={busy}>
-            Add provider
-          </button>
-          <button type="button" class="button-secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        </div>
+        <CatalogFormEnd idPrefix="provider" note={fields.note} onNote={(note) => set({ note })} error={error} busy={busy} submit="Add provider" onCancel={onCancel} />
       </form>
     </section>
   );

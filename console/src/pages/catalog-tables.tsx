@@ -4,11 +4,12 @@
  * and targets; for operators, per row, the changes that need no form: disable or enable a model,
  * remove a model or a provider (a second press confirms). Each is a new version.
  */
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { changeCatalog, keySource, providerAddress, removeModel, removeProvider, setModelEnabled, type Entry } from '../catalog-document';
 import { ErrorNotice } from '../components/notice';
-import { TableWrap } from '../components/table-wrap';
-import { Usd } from '../components/usd';
+import { PriceCells, PriceHeaders } from '../components/prices';
+import { ActionsHeader, TableWrap } from '../components/table-wrap';
 import type { CatalogChange, CatalogDocument } from '../types';
 import { useAction } from '../use-action';
 
@@ -53,6 +54,31 @@ function RowAction({ label, subject, confirm, danger = false, run }: { label: st
   );
 }
 
+/** The cell of a row's actions. */
+function ActionsCell({ children }: { children: ComponentChildren }) {
+  return (
+    <td data-label="Actions" class="actions">
+      <div class="row-actions">{children}</div>
+    </td>
+  );
+}
+
+/** Removes the provider or model `subject` from the document, after a second press: a new version. */
+function RemoveAction({ kind, subject, remove, onSaved }: { kind: 'Provider' | 'Model'; subject: string; remove: (document: CatalogDocument, subject: string) => CatalogDocument; onSaved: Saved }) {
+  return (
+    <RowAction
+      label="Remove…"
+      subject={subject}
+      confirm={`Yes, remove ${subject}`}
+      danger
+      run={async () => {
+        const change = await changeCatalog(`remove ${kind.toLowerCase()} ${subject}`, (current) => remove(current, subject));
+        onSaved(change, `${kind} “${subject}” removed: version ${change.version}.`);
+      }}
+    />
+  );
+}
+
 export function ProvidersTable({ document, editable, onSaved }: { document: CatalogDocument; editable: boolean; onSaved: Saved }) {
   return (
     <TableWrap label="Providers">
@@ -63,11 +89,7 @@ export function ProvidersTable({ document, editable, onSaved }: { document: Cata
             <th scope="col">Type</th>
             <th scope="col">Address</th>
             <th scope="col">Key</th>
-            {editable ? (
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            ) : null}
+            {editable ? <ActionsHeader /> : null}
           </tr>
         </thead>
         <tbody>
@@ -84,20 +106,9 @@ export function ProvidersTable({ document, editable, onSaved }: { document: Cata
                   {keySource(provider)}
                 </td>
                 {editable ? (
-                  <td data-label="Actions" class="actions">
-                    <div class="row-actions">
-                      <RowAction
-                        label="Remove…"
-                        subject={provided}
-                        confirm={`Yes, remove ${provided}`}
-                        danger
-                        run={async () => {
-                          const change = await changeCatalog(`remove provider ${provided}`, (current) => removeProvider(current, provided));
-                          onSaved(change, `Provider “${provided}” removed: version ${change.version}.`);
-                        }}
-                      />
-                    </div>
-                  </td>
+                  <ActionsCell>
+                    <RemoveAction kind="Provider" subject={provided} remove={removeProvider} onSaved={onSaved} />
+                  </ActionsCell>
                 ) : null}
               </tr>
             );
@@ -125,37 +136,22 @@ export function ModelsTable({ document, editable, onEdit, onSaved }: { document:
         <thead>
           <tr>
             <th scope="col">Model</th>
-            <th scope="col" class="number">Input</th>
-            <th scope="col" class="number">Cached input</th>
-            <th scope="col" class="number">Output</th>
+            <PriceHeaders />
             <th scope="col">Targets (priority, weight)</th>
-            {editable ? (
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            ) : null}
+            {editable ? <ActionsHeader /> : null}
           </tr>
         </thead>
         <tbody>
           {document.models.map((model) => {
             const id = name(model, 'id');
             const enabled = model.enabled !== false;
-            const cached = priceOf(model, 'cached_input');
             return (
               <tr key={id}>
                 <td data-label="Model">
                   {id}
                   {enabled ? null : <span class="tag">disabled</span>}
                 </td>
-                <td data-label="Input" class="number">
-                  <Usd value={priceOf(model, 'input')} />
-                </td>
-                <td data-label="Cached input" class="number">
-                  {cached === '' ? <span class="muted">as input</span> : <Usd value={cached} />}
-                </td>
-                <td data-label="Output" class="number">
-                  <Usd value={priceOf(model, 'output')} />
-                </td>
+                <PriceCells input={priceOf(model, 'input')} cached={priceOf(model, 'cached_input')} output={priceOf(model, 'output')} />
                 <td data-label="Targets" class="wrap breakable">
                   <ul class="plain">
                     {targetsOf(model).map((target) => (
@@ -164,31 +160,20 @@ export function ModelsTable({ document, editable, onEdit, onSaved }: { document:
                   </ul>
                 </td>
                 {editable ? (
-                  <td data-label="Actions" class="actions">
-                    <div class="row-actions">
-                      <button type="button" class="button-small" onClick={() => onEdit(id)}>
-                        Edit<span class="visually-hidden"> {id}</span>
-                      </button>
-                      <RowAction
-                        label={enabled ? 'Disable' : 'Enable'}
-                        subject={id}
-                        run={async () => {
-                          const change = await changeCatalog(`${enabled ? 'disable' : 'enable'} model ${id}`, (current) => setModelEnabled(current, id, !enabled));
-                          onSaved(change, `Model “${id}” ${enabled ? 'disabled' : 'enabled'}: version ${change.version}.`);
-                        }}
-                      />
-                      <RowAction
-                        label="Remove…"
-                        subject={id}
-                        confirm={`Yes, remove ${id}`}
-                        danger
-                        run={async () => {
-                          const change = await changeCatalog(`remove model ${id}`, (current) => removeModel(current, id));
-                          onSaved(change, `Model “${id}” removed: version ${change.version}.`);
-                        }}
-                      />
-                    </div>
-                  </td>
+                  <ActionsCell>
+                    <button type="button" class="button-small" onClick={() => onEdit(id)}>
+                      Edit<span class="visually-hidden"> {id}</span>
+                    </button>
+                    <RowAction
+                      label={enabled ? 'Disable' : 'Enable'}
+                      subject={id}
+                      run={async () => {
+                        const change = await changeCatalog(`${enabled ? 'disable' : 'enable'} model ${id}`, (current) => setModelEnabled(current, id, !enabled));
+                        onSaved(change, `Model “${id}” ${enabled ? 'disabled' : 'enabled'}: version ${change.version}.`);
+                      }}
+                    />
+                    <RemoveAction kind="Model" subject={id} remove={removeModel} onSaved={onSaved} />
+                  </ActionsCell>
                 ) : null}
               </tr>
             );

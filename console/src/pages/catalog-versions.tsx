@@ -11,7 +11,7 @@ import { VersionAuthor } from './catalog-version';
 import { PageHeading } from '../components/heading';
 import { ErrorNotice, Loading, SuccessNotice } from '../components/notice';
 import { Pager, usePages } from '../components/pager';
-import { TableWrap } from '../components/table-wrap';
+import { ActionsHeader, TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
 import { roleReaches, useAdminSession } from '../session';
 import type { CatalogVersion } from '../types';
@@ -68,9 +68,7 @@ export function CatalogVersionsPage() {
                 <th scope="col">Made</th>
                 <th scope="col">Note</th>
                 <th scope="col">Changes</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>

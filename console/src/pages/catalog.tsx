@@ -9,9 +9,9 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { PageHeading } from '../components/heading';
 import { ErrorNotice, Loading } from '../components/notice';
+import { PriceCells, PriceHeaders } from '../components/prices';
 import { TableWrap } from '../components/table-wrap';
 import { Time } from '../components/time';
-import { Usd } from '../components/usd';
 import { roleReaches, useAdminSession } from '../session';
 import type { CatalogTarget, TargetTest, UpstreamKey } from '../types';
 import { useAction } from '../use-action';
@@ -151,9 +151,7 @@ export function CatalogPage() {
               <thead>
                 <tr>
                   <th scope="col">Model</th>
-                  <th scope="col" class="number">Input</th>
-                  <th scope="col" class="number">Cached input</th>
-                  <th scope="col" class="number">Output</th>
+                  <PriceHeaders />
                   <th scope="col">Reasoning efforts</th>
                   <th scope="col">Targets (priority, weight): health</th>
                 </tr>
@@ -165,15 +163,7 @@ export function CatalogPage() {
                       {model.id}
                       {model.enabled ? '' : ' (disabled)'}
                     </td>
-                    <td data-label="Input" class="number">
-                      <Usd value={model.prices.input_usd} />
-                    </td>
-                    <td data-label="Cached input" class="number">
-                      <Usd value={model.prices.cached_input_usd} />
-                    </td>
-                    <td data-label="Output" class="number">
-                      <Usd value={model.prices.output_usd} />
-                    </td>
+                    <PriceCells input={model.prices.input_usd} cached={model.prices.cached_input_usd} output={model.prices.output_usd} />
                     <td data-label="Efforts">{model.reasoning_efforts.length === 0 ? '—' : model.reasoning_efforts.join(', ')}</td>
                     <td data-label="Targets" class="wrap">
                       <ul class="plain">

@@ -10,27 +10,15 @@
  * write that fails (an unknown key).
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, postgresUrl, type TestDatabase } from '../../../test/support/databases.js';
-import { openStore } from '../open-store.js';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { expectBatchFunctionsAgree, useMigratedPostgresClient } from '../../../test/support/batch-equivalence.js';
+import { postgresUrl } from '../../../test/support/databases.js';
 
 const CASES = 300;
 const DAY_START = 1_700_000_000_000;
 /** What a hold may be opened for; null as before migration 0012. */
 const SURFACES = ['responses', 'chat-completions', 'anthropic-messages', 'embeddings', null] as const;
-
-/** A small deterministic generator, so a failing case can be replayed from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Seeded {
   accounts: string[];
@@ -135,59 +123,31 @@ function batch(seeded: Seeded, next: () => number): unknown[] {
   return operations;
 }
 
-type Result = { outcomes: unknown; state: unknown } | { error: string };
-
-async function run(client: pg.Client, fn: string, operations: unknown[], seeded: Seeded): Promise<Result> {
-  await client.query('savepoint attempt');
-  try {
-    const { rows } = await client.query(`select ${fn}($1::jsonb, false) as outcomes`, [JSON.stringify(operations)]);
-    const keyIds = seeded.keys.map((key) => key.id);
-    const state = {
-      accounts: (await client.query('select id, balance_nanos, reserved_nanos from accounts where id = any($1) order by id', [seeded.accounts])).rows,
-      holds: (await client.query('select id, account_id, key_id, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start, surface from holds where account_id = any($1) order by id', [seeded.accounts])).rows,
-      ledger: (await client.query('select account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_tokens, note, created_at, surface from ledger where account_id = any($1) order by id', [seeded.accounts])).rows,
-      keySpend: (await client.query('select key_id, period, period_start, spent_nanos, reserved_nanos from key_spend where key_id = any($1) order by key_id', [keyIds])).rows,
-    };
-    return { outcomes: rows[0]?.outcomes, state };
-  } catch (error) {
-    return { error: String((error as { code?: unknown }).code) };
-  } finally {
-    await client.query('rollback to savepoint attempt');
-  }
+/** The rows a batch may change: accounts, holds, ledger and key spend. */
+async function readState(client: pg.Client, seeded: Seeded): Promise<unknown> {
+  const keyIds = seeded.keys.map((key) => key.id);
+  return {
+    accounts: (await client.query('select id, balance_nanos, reserved_nanos from accounts where id = any($1) order by id', [seeded.accounts])).rows,
+    holds: (await client.query('select id, account_id, key_id, amount_nanos, state, expires_at, created_at, budget_period, budget_period_start, surface from holds where account_id = any($1) order by id', [seeded.accounts])).rows,
+    ledger: (await client.query('select account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_tokens, note, created_at, surface from ledger where account_id = any($1) order by id', [seeded.accounts])).rows,
+    keySpend: (await client.query('select key_id, period, period_start, spent_nanos, reserved_nanos from key_spend where key_id = any($1) order by key_id', [keyIds])).rows,
+  };
 }
 
 describe.skipIf(postgresUrl === undefined)('PostgreSQL set-based hold batch (migration 0011)', () => {
-  let database: TestDatabase;
-  let client: pg.Client;
-
-  beforeAll(async () => {
-    database = await createTestDatabase('postgres');
-    await (await openStore(database.url)).close();
-    client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-  });
-
-  afterAll(async () => {
-    await client?.end();
-    await database?.drop();
-  });
+  const client = useMigratedPostgresClient();
 
   it(`decides ${CASES} random batches exactly as migration 0008's function does`, async () => {
     let fastPathFailures = 0;
-    for (let seedValue = 1; seedValue <= CASES; seedValue++) {
-      const next = random(seedValue);
-      await client.query('begin');
-      try {
-        const seeded = await seed(client, next);
-        const operations = batch(seeded, next);
-        const setBased = await run(client, 'tollgate_apply_hold_operations', operations, seeded);
-        const inTurn = await run(client, 'tollgate_apply_hold_operations_in_turn', operations, seeded);
-        expect({ seed: seedValue, ...setBased }).toEqual({ seed: seedValue, ...inTurn });
-        if ('error' in setBased) fastPathFailures += 1;
-      } finally {
-        await client.query('rollback');
-      }
-    }
+    await expectBatchFunctionsAgree(client(), {
+      cases: CASES,
+      seed,
+      batch,
+      readState,
+      agreed: (result) => {
+        if ('error' in result) fastPathFailures += 1;
+      },
+    });
     // Some batches carry a write that fails (an unknown key), and fail alike in both.
     expect(fastPathFailures).toBeGreaterThan(0);
   }, 60_000);

@@ -10,23 +10,12 @@
  * a write that fails (an unknown key).
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, postgresUrl, type TestDatabase } from '../../../test/support/databases.js';
-import { openStore } from '../open-store.js';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { expectBatchFunctionsAgree, useMigratedPostgresClient } from '../../../test/support/batch-equivalence.js';
+import { postgresUrl } from '../../../test/support/databases.js';
 
 const CASES = 200;
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Seeded {
   accounts: string[];
@@ -106,59 +95,31 @@ function batch(seeded: Seeded, next: () => number): unknown[] {
   return operations;
 }
 
-type Result = { outcomes: unknown; state: unknown } | { error: string };
-
-async function run(client: pg.Client, fn: string, operations: unknown[], seeded: Seeded): Promise<Result> {
-  await client.query('savepoint attempt');
-  try {
-    const { rows } = await client.query(`select ${fn}($1::jsonb, false) as outcomes`, [JSON.stringify(operations)]);
-    const state = {
-      accounts: (await client.query('select id, balance_nanos, reserved_nanos, sliced_nanos from accounts where id = any($1) order by id', [seeded.accounts])).rows,
-      holds: (await client.query('select id, account_id, key_id, request_id, amount_nanos, state, expires_at, created_at, surface, slice_id from holds where account_id = any($1) order by id', [seeded.accounts])).rows,
-      ledger: (await client.query('select account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, output_tokens, note, created_at, surface from ledger where account_id = any($1) order by id', [seeded.accounts])).rows,
-      slices: (await client.query('select id, account_id, amount_nanos, state from account_slices where account_id = any($1) order by id', [seeded.accounts])).rows,
-    };
-    return { outcomes: rows[0]?.outcomes, state };
-  } catch (error) {
-    return { error: String((error as { code?: unknown }).code) };
-  } finally {
-    await client.query('rollback to savepoint attempt');
-  }
+/** The rows a batch may change: the accounts' reserved and sliced amounts, holds, ledger and slices. */
+async function readState(client: pg.Client, seeded: Seeded): Promise<unknown> {
+  return {
+    accounts: (await client.query('select id, balance_nanos, reserved_nanos, sliced_nanos from accounts where id = any($1) order by id', [seeded.accounts])).rows,
+    holds: (await client.query('select id, account_id, key_id, request_id, amount_nanos, state, expires_at, created_at, surface, slice_id from holds where account_id = any($1) order by id', [seeded.accounts])).rows,
+    ledger: (await client.query('select account_id, kind, amount_nanos, request_id, key_id, model, input_tokens, output_tokens, note, created_at, surface from ledger where account_id = any($1) order by id', [seeded.accounts])).rows,
+    slices: (await client.query('select id, account_id, amount_nanos, state from account_slices where account_id = any($1) order by id', [seeded.accounts])).rows,
+  };
 }
 
 describe.skipIf(postgresUrl === undefined)('PostgreSQL hold batches settling from quota slices (migration 0015)', () => {
-  let database: TestDatabase;
-  let client: pg.Client;
-
-  beforeAll(async () => {
-    database = await createTestDatabase('postgres');
-    await (await openStore(database.url)).close();
-    client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-  });
-
-  afterAll(async () => {
-    await client?.end();
-    await database?.drop();
-  });
+  const client = useMigratedPostgresClient();
 
   it(`decides ${CASES} random batches alike in the set-based and the operation-by-operation function`, async () => {
     const seen = { slicedSettles: 0, failures: 0 };
-    for (let seedValue = 1; seedValue <= CASES; seedValue++) {
-      const next = random(seedValue);
-      await client.query('begin');
-      try {
-        const seeded = await seed(client, next);
-        const operations = batch(seeded, next);
-        const setBased = await run(client, 'tollgate_apply_hold_operations', operations, seeded);
-        const inTurn = await run(client, 'tollgate_apply_hold_operations_in_turn', operations, seeded);
-        expect({ seed: seedValue, ...setBased }).toEqual({ seed: seedValue, ...inTurn });
-        if ('error' in setBased) seen.failures += 1;
-        else seen.slicedSettles += (setBased.state as { holds: Array<{ slice_id: unknown; id: string }> }).holds.filter((hold) => hold.slice_id !== null && !seeded.rows.some((row) => row.id === hold.id)).length;
-      } finally {
-        await client.query('rollback');
-      }
-    }
+    await expectBatchFunctionsAgree(client(), {
+      cases: CASES,
+      seed,
+      batch,
+      readState,
+      agreed: (result, seeded) => {
+        if ('error' in result) seen.failures += 1;
+        else seen.slicedSettles += (result.state as { holds: Array<{ slice_id: unknown; id: string }> }).holds.filter((hold) => hold.slice_id !== null && !seeded.rows.some((row) => row.id === hold.id)).length;
+      },
+    });
     // The cases reach the slice branch, and some carry a write that fails (an unknown key) in both.
     expect(seen.slicedSettles).toBeGreaterThan(50);
     expect(seen.failures).toBeGreaterThan(0);

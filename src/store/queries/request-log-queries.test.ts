@@ -4,8 +4,8 @@
  * small batches, and usage per UTC day, hour, model and key with error counts from the log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, engines, type TestDatabase } from '../../../test/support/databases.js';
-import { openStore } from '../open-store.js';
+import { engines } from '../../../test/support/databases.js';
+import { openTestStore, type TestStore } from '../../../test/support/test-store.js';
 import type { RequestLogEntry, RequestLogRecord, Store } from '../store.js';
 
 const DAY = 86_400_000;
@@ -39,19 +39,16 @@ function entry(overrides: Partial<RequestLogEntry> = {}): RequestLogEntry {
 }
 
 describe.each(engines)('request log queries on %s', (engine) => {
-  let database: TestDatabase;
+  let opened: TestStore;
   let store: Store;
   let clock = new Date(START);
 
   beforeAll(async () => {
-    database = await createTestDatabase(engine);
-    store = await openStore(database.url, { now: () => clock });
+    opened = await openTestStore(engine, { now: () => clock });
+    ({ store } = opened);
   });
 
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => opened?.close());
 
   async function everything(filter: Parameters<Store['listRequestLog']>[0] = {}): Promise<RequestLogRecord[]> {
     return (await store.listRequestLog(filter, { limit: 200 })).rows;
