@@ -146,17 +146,31 @@ for (const setup of SCALE_SETUPS) {
       const { accountId, secret } = await newKey('1');
       const victim = cluster.processes[0]!;
       // Only the victim (its workers) holds slices of this account.
-      await slicesOut(accountId, secret, [victim.baseUrl], cluster.processes.length > 1 ? 1 : setup.servers);
-      const streams = await Promise.all([0, 1].map(() => post(victim.baseUrl, secret, { model: 'slow-model', messages: [{ role: 'user', content: 'long' }], max_tokens: 100, stream: true })));
-      const requestIds = streams.map((response) => response.headers.get('x-request-id'));
-      const readers = streams.map((response) => response.body!.getReader());
-      // Past a checkpoint: each stream's hold moved from its slice into a row.
-      const until = Date.now() + 300;
-      while (Date.now() < until) await Promise.all(readers.map((reader) => reader.read()));
-      const rows = await rawRows(cluster.database, "SELECT request_id, slice_id FROM holds WHERE account_id = ? AND state = 'open'", [accountId]);
-      expect(rows.map((row) => row.request_id).sort()).toEqual([...requestIds].sort());
-      expect(rows.every((row) => row.slice_id !== null)).toBe(true);
-      expect((await reserved(accountId)).sliced).toBeGreaterThan(0n);
+      let requestIds: Array<string | null> = [];
+      let readers: Array<ReadableStreamDefaultReader<Uint8Array>> = [];
+      // Which worker takes a stream, and how much of its slice earlier answers used, is up to the
+      // machine: on a busy one a stream can fall to the exact path. Such a round is cancelled
+      // (and billed) and the slices given out again; the assertions stand on the last round.
+      for (let round = 1; ; round += 1) {
+        await slicesOut(accountId, secret, [victim.baseUrl], cluster.processes.length > 1 ? 1 : setup.servers);
+        const streams = await Promise.all([0, 1].map(() => post(victim.baseUrl, secret, { model: 'slow-model', messages: [{ role: 'user', content: 'long' }], max_tokens: 100, stream: true })));
+        requestIds = streams.map((response) => response.headers.get('x-request-id'));
+        readers = streams.map((response) => response.body!.getReader());
+        // Past a checkpoint: each stream's hold moved from its slice into a row.
+        const until = Date.now() + 300;
+        while (Date.now() < until) await Promise.all(readers.map((reader) => reader.read()));
+        const rows = await rawRows(cluster.database, "SELECT request_id, slice_id FROM holds WHERE account_id = ? AND state = 'open'", [accountId]);
+        const fromSlices = rows.length === 2 && rows.every((row) => row.slice_id !== null) && (await reserved(accountId)).sliced > 0n;
+        if (!fromSlices && round < 4) {
+          await Promise.all(readers.map((reader) => reader.cancel()));
+          await waitFor(async () => (await store.countOpenHolds(accountId)) === 0, 10_000);
+          continue;
+        }
+        expect(rows.map((row) => row.request_id).sort()).toEqual([...requestIds].sort());
+        expect(rows.every((row) => row.slice_id !== null)).toBe(true);
+        expect((await reserved(accountId)).sliced).toBeGreaterThan(0n);
+        break;
+      }
 
       await setup.kill(victim);
       await Promise.all(readers.map((reader) => reader.read().catch(() => undefined)));
@@ -175,10 +189,16 @@ for (const setup of SCALE_SETUPS) {
     it('an answer admitted from a slice was billed before its last byte: killed right after it, its charge is there', async () => {
       const { accountId, secret } = await newKey('1');
       const victim = cluster.processes[0]!;
-      await slicesOut(accountId, secret, [victim.baseUrl], cluster.processes.length > 1 ? 1 : setup.servers);
-      const answers = await Promise.all([0, 1].map(() => post(victim.baseUrl, secret, { ...CAPPED, stream: true })));
-      const requestIds = answers.map((answer) => answer.headers.get('x-request-id'));
-      for (const answer of answers) expect(await answer.text()).toContain('[DONE]');
+      let requestIds: Array<string | null> = [];
+      // As above: a round in which an answer fell to the exact path is done again.
+      for (let round = 1; round <= 4; round += 1) {
+        await slicesOut(accountId, secret, [victim.baseUrl], cluster.processes.length > 1 ? 1 : setup.servers);
+        const answers = await Promise.all([0, 1].map(() => post(victim.baseUrl, secret, { ...CAPPED, stream: true })));
+        requestIds = answers.map((answer) => answer.headers.get('x-request-id'));
+        for (const answer of answers) expect(await answer.text()).toContain('[DONE]');
+        const sliced = await rawRows(cluster.database, 'SELECT request_id FROM holds WHERE account_id = ? AND slice_id IS NOT NULL', [accountId]);
+        if (sliced.filter((row) => requestIds.includes(row.request_id as string)).length === 2) break;
+      }
       await setup.kill(victim);
       const rows = await rawRows(cluster.database, 'SELECT request_id, state, slice_id FROM holds WHERE account_id = ? AND slice_id IS NOT NULL', [accountId]);
       expect(rows.filter((row) => requestIds.includes(row.request_id as string)).map((row) => row.state)).toEqual(['settled', 'settled']);
