@@ -6,11 +6,11 @@
  * - `:message-type: event` → its `:event-type` (`contentBlockDelta`, `chunk`, …);
  * - `:message-type: exception` → `exception:` and its `:exception-type` (`exception:throttlingException`);
  * - `:message-type: error` → `error:` and its `:error-code`, the payload `{"message": :error-message}`.
- * The same splitter feeds the canonical path (`decodeEventStream`) and the pass-through's reader.
+ * The same splitter feeds the canonical path's reader and the pass-through's.
  */
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import { splitEvents, type EventSplitter, type SseEvent, type SseEventHandler } from '../../lib/sse-decoder.js';
+import type { EventSplitter, SseEvent, SseEventHandler } from '../../lib/sse-decoder.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 
 type Message = ReturnType<EventStreamCodec['decode']>;
@@ -74,9 +74,4 @@ export class EventStreamSplitter implements EventSplitter {
     }
     return eventOfMessage(message);
   }
-}
-
-/** The events of an event-stream body, in order, as the canonical path reads them. */
-export function decodeEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  return splitEvents(new EventStreamSplitter(), body);
 }
