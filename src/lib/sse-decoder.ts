@@ -7,9 +7,9 @@
  *
  * `SseSplitter` is the decoder itself: synchronous, one chunk at a time, with nothing kept between
  * chunks but an unfinished line or event (rare: upstreams end their chunks at event ends). A
- * pass-through reads its upstream with it in one loop, and forwards each event's text as it came
- * (`text` below) instead of writing it anew. `decodeSse` wraps it as an async iterable for the
- * canonical path.
+ * pass-through and a translated answer read their upstream with it in one loop (a pass-through
+ * forwards each event's text as it came, `text` below, instead of writing it anew). `decodeSse`
+ * wraps it as an async iterable for the endpoints that relay an upstream's own events.
  */
 import { sseFrameOfLines } from '../protocol/sse-frame.js';
 
@@ -212,8 +212,7 @@ export interface EventSplitter {
 }
 
 /**
- * The events `splitter` cuts from a byte stream, in order, as an async iterable (the canonical
- * path's translators read it so). Leaving the iteration early returns the body's iterator, which
+ * The events `splitter` cuts from a byte stream, in order, as an async iterable. Leaving the iteration early returns the body's iterator, which
  * for a Node stream destroys it.
  */
 export async function* splitEvents(splitter: EventSplitter, body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {

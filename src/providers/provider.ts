@@ -146,6 +146,34 @@ export interface FrameSink {
 }
 
 /**
+ * A translated answer's canonical events, read from the upstream's body in one loop per answer:
+ * each chunk that arrives is split into events, each event translated, and its canonical events
+ * handed to the sink at once, with no promise or iterator step per chunk or event
+ * (docs/architecture.md, "Streams"). The answer ends with the list that holds `finish` or an
+ * `error` (always its last event); nothing follows it.
+ */
+export interface CanonicalEvents {
+  /** Starts reading; events go to `sink` until the body is over. Called once. */
+  start(sink: EventSink): void;
+  /** Reads nothing more until `resume` (the client is slow). */
+  pause(): void;
+  resume(): void;
+  /**
+   * Stops the upstream call: the rest is dropped unread, and no event follows (the sink's `closed`
+   * does, once started). Safe at any time, and more than once.
+   */
+  release(): void;
+}
+
+/** What a translated answer's events go to. */
+export interface EventSink {
+  /** The canonical events of one upstream event (or of a whole answer), in order; never empty. */
+  events(events: readonly CanonicalEvent[]): void;
+  /** The upstream's body is over (read to its end, broken, or released): nothing more comes. */
+  closed(): void;
+}
+
+/**
  * What a pass-through answers, typed by the call's stream flag: `PassthroughResult<true>` is a
  * stream, `PassthroughResult<false>` a JSON body. A stream request answered with JSON (or the
  * reverse) is an upstream failure, never a result; the router checks it.
@@ -282,6 +310,13 @@ export interface Provider {
    * an `error` event, and the iteration ends. Breaking out of the iteration aborts the upstream call.
    */
   stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent>;
+  /**
+   * The same answer as `stream`, read in one loop (`CanonicalEvents`): resolves once the upstream
+   * has accepted the request (where `stream` yields `response-start`, which is not among the
+   * events), and rejects with `UpstreamError` before that, so that a failure can fail over. What
+   * the router opens when present (every HTTP provider); `stream` reads the same events.
+   */
+  openEvents?(request: CanonicalRequest, call: ProviderCall): Promise<CanonicalEvents>;
   /**
    * Present when the provider speaks `surface` natively: the client body is forwarded with unknown
    * fields intact. Resolves once the upstream has answered 200 (throws `UpstreamError` otherwise).

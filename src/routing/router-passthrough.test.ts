@@ -4,9 +4,8 @@
  * otherwise. A pass-through answered in the other form than asked fails over.
  */
 import { describe, expect, it } from 'vitest';
-import type { CanonicalEvent } from '../protocol/canonical.js';
 import { collectFrames } from '../../test/support/passthrough-frames.js';
-import { BODY, ControlledProvider, model, release, route, simulated, target, unavailable } from '../../test/support/routing.js';
+import { BODY, ControlledProvider, model, release, restOf, route, simulated, target, unavailable } from '../../test/support/routing.js';
 import { Router } from './router.js';
 
 describe('pass-through or canonical', () => {
@@ -80,8 +79,7 @@ describe('pass-through or canonical', () => {
     const opened = await new Router().open(route(model([target(simulated('simulated'))])));
     expect(opened.kind).toBe('events');
     if (opened.kind === 'events') {
-      const rest: CanonicalEvent[] = [];
-      for (let next = await opened.rest.next(); next.done !== true; next = await opened.rest.next()) rest.push(next.value);
+      const rest = await restOf(opened);
       expect(rest.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
     }
   });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CanonicalEvent } from '../protocol/canonical.js';
 import { UpstreamError, type Provider } from '../providers/provider.js';
 import { createRandom } from '../providers/simulated/deterministic-random.js';
-import { ControlledProvider, model, refusedCredentials, route, servedBy, simulated, target, unavailable } from '../../test/support/routing.js';
+import { ControlledProvider, model, refusedCredentials, restOf, route, servedBy, simulated, target, unavailable } from '../../test/support/routing.js';
 import { NoTargetAvailableError, Router, type HealthChange } from './router.js';
 
 describe('priority', () => {
@@ -271,8 +271,7 @@ describe('failover before the first event', () => {
     expect(opened.target.label).toBe('cut/upstream-model');
     expect(opened.kind).toBe('events');
     if (opened.kind !== 'events') return;
-    const rest: CanonicalEvent[] = [];
-    for (let next = await opened.rest.next(); next.done !== true; next = await opened.rest.next()) rest.push(next.value);
+    const rest = await restOf(opened);
     expect(rest.at(-1)).toMatchObject({ type: 'error' });
   });
 

@@ -1,10 +1,12 @@
 /**
- * Picks targets for a model and opens the answer. The router pulls the first event (or, for a
- * pass-through, waits for the upstream's 200) before committing to a target: failures before that
- * fail over to the next target; failures after it belong to the stream and are not retried.
+ * Picks targets for a model and opens the answer. The router waits for the upstream's 200 (from a
+ * provider whose answer is an async iterable, for its first event) before committing to a target:
+ * failures before that fail over to the next target; failures after it belong to the stream and
+ * are not retried.
  */
 import type { CanonicalEvent, CanonicalRequest, Surface } from '../protocol/canonical.js';
-import { UpstreamError, type PassthroughResult } from '../providers/provider.js';
+import { UpstreamError, type CanonicalEvents, type PassthroughResult } from '../providers/provider.js';
+import { IteratedEvents } from '../providers/shared/canonical-events.js';
 import type { ModelEntry, Target } from './catalog.js';
 import { TargetHealth, type HealthOptions } from './target-health.js';
 
@@ -44,9 +46,12 @@ export interface RouteRequest<Stream extends boolean = boolean> {
   onTargetFailed?: (target: Target) => void;
 }
 
-/** An answer opened on a target: canonical events, or a pass-through typed by the request's stream flag. */
+/**
+ * An answer opened on a target: canonical events (`first` is `response-start`; `rest` read in one
+ * loop), or a pass-through typed by the request's stream flag.
+ */
 export type OpenedAnswer<Stream extends boolean = boolean> =
-  | { kind: 'events'; target: Target; first: CanonicalEvent; rest: AsyncIterator<CanonicalEvent> }
+  | { kind: 'events'; target: Target; first: CanonicalEvent; rest: CanonicalEvents }
   | { kind: 'passthrough'; target: Target; result: PassthroughResult<Stream> };
 
 /** Every target failed (or none was usable) before producing anything. */
@@ -244,6 +249,11 @@ export class Router {
       }
       return { kind: 'passthrough', target, result };
     }
+    if (provider.openEvents !== undefined) {
+      const rest = await provider.openEvents(route.request, call);
+      return { kind: 'events', target, first: { type: 'response-start', upstreamModel: target.upstreamModel }, rest };
+    }
+    // A provider whose answer is an async iterable (the simulated one): its first event decides.
     const iterator = provider.stream(route.request, call)[Symbol.asyncIterator]();
     let first: IteratorResult<CanonicalEvent>;
     try {
@@ -257,7 +267,7 @@ export class Router {
       await iterator.return?.().catch(() => undefined);
       throw new UpstreamError('protocol', `${target.label} failed before answering: ${first.value.message}`);
     }
-    return { kind: 'events', target, first: first.value, rest: iterator };
+    return { kind: 'events', target, first: first.value, rest: new IteratedEvents(iterator) };
   }
 
   private weightedShuffle(targets: Target[]): Target[] {

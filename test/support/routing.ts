@@ -100,7 +100,16 @@ export async function servedBy(router: Router, request: RouteRequest): Promise<s
 }
 
 export async function release(opened: OpenedAnswer): Promise<void> {
-  if (opened.kind === 'events') await opened.rest.return?.();
+  if (opened.kind === 'events') opened.rest.release();
+  await Promise.resolve();
+}
+
+/** The events after `response-start` of an answer opened canonically, read until its body is over. */
+export function restOf(opened: Extract<OpenedAnswer, { kind: 'events' }>): Promise<CanonicalEvent[]> {
+  return new Promise((resolve) => {
+    const collected: CanonicalEvent[] = [];
+    opened.rest.start({ events: (events) => void collected.push(...events), closed: () => resolve(collected) });
+  });
 }
 
 export const unavailable = () => new UpstreamError('status', 'upstream answered 503', { status: 503 });

@@ -9,7 +9,8 @@
 import type { FastifyReply } from 'fastify';
 import type { UsageMeter } from '../../billing/usage-meter.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames } from '../../providers/provider.js';
+import type { CanonicalEvent } from '../../protocol/canonical.js';
+import type { EventSink, FrameSink, PassthroughFailure, PassthroughFrame, PassthroughFrames } from '../../providers/provider.js';
 import type { OpenedAnswer } from '../../routing/router.js';
 import type { AnswerLifecycle } from './answer-lifecycle.js';
 import { openEventStream, type SseWriter } from './sse-writer.js';
@@ -59,7 +60,7 @@ export function deliverStream(reply: FastifyReply, opened: OpenedAnswer<true>, p
   const delivered =
     opened.kind === 'passthrough'
       ? new PassthroughRelay(opened.result.frames, writer, { lifecycle, meter: parts.meter, adapter: parts.adapter }).run()
-      : encodeEvents(opened, writer, parts);
+      : new EventRelay(opened, writer, parts).run();
   return delivered.then(finished, (error: unknown) => {
     lifecycle.fault('delivery', error);
     finished(false);
@@ -207,50 +208,149 @@ async function endWithPassthroughFailure(writer: SseWriter, parts: RelayParts, e
   );
 }
 
-/** Canonical events through the surface's encoder. Returns whether the stream was ended in its protocol. */
-async function encodeEvents(opened: Extract<OpenedAnswer<true>, { kind: 'events' }>, writer: SseWriter, parts: StreamParts): Promise<boolean> {
-  const { lifecycle, meter } = parts;
-  const encoder = parts.createEncoder();
-  let failure: GatewayError | undefined;
-  try {
-    meter.observe(opened.first);
-    writeAll(writer, encoder.start(encoder.startsWithInput === true ? await meter.inputBeforeAnswer() : undefined));
-    writeAll(writer, encoder.push(opened.first));
-    for await (const event of iterate(opened.rest)) {
+/**
+ * A translated answer: its canonical events through the surface's encoder, handed over by the
+ * provider's reader from the upstream body's own `data` events (one loop per stream, no promise per
+ * event), as a pass-through's frames are. The answer ends at `finish` or an `error` (or a body over
+ * without either), concluded (settled, its response kept) before the frames that end it go out;
+ * while the client's socket is full the upstream is not read. `run` resolves once the body is over,
+ * with whether the stream was ended in its protocol.
+ */
+class EventRelay implements EventSink {
+  readonly #opened: Extract<OpenedAnswer<true>, { kind: 'events' }>;
+  readonly #writer: SseWriter;
+  readonly #parts: StreamParts;
+  readonly #encoder: ClientEncoder;
+  readonly #done: Promise<boolean>;
+  #resolve: (ended: boolean) => void = () => undefined;
+  /** Set once the answer ended: its settlement, then its last frames; true once written. */
+  #ending: Promise<boolean> | undefined;
+  /** Waiting for the client's socket to drain (the upstream is paused meanwhile). */
+  #draining = false;
+
+  constructor(opened: Extract<OpenedAnswer<true>, { kind: 'events' }>, writer: SseWriter, parts: StreamParts) {
+    this.#opened = opened;
+    this.#writer = writer;
+    this.#parts = parts;
+    this.#encoder = parts.createEncoder();
+    this.#done = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  async run(): Promise<boolean> {
+    const { meter } = this.#parts;
+    const encoder = this.#encoder;
+    const first = this.#opened.first;
+    try {
+      meter.observe(first);
+      writeAll(this.#writer, encoder.start(encoder.startsWithInput === true ? await meter.inputBeforeAnswer() : undefined));
+      writeAll(this.#writer, encoder.push(first));
+    } catch (error) {
+      this.#opened.rest.release();
+      throw error;
+    }
+    this.#opened.rest.start(this);
+    return this.#done;
+  }
+
+  /**
+   * Called from the upstream body's `data` events: what it throws would escape the request (an
+   * uncaught exception ends the process and every stream in it), so a throw here, a gateway bug,
+   * ends this answer alone, with the catalogue's internal error.
+   */
+  events(events: readonly CanonicalEvent[]): void {
+    try {
+      this.#events(events);
+    } catch (error) {
+      this.#fault(error);
+    }
+  }
+
+  #events(events: readonly CanonicalEvent[]): void {
+    if (this.#ending !== undefined) return;
+    const { lifecycle, meter } = this.#parts;
+    let end: GatewayError | 'finish' | undefined;
+    for (const event of events) {
       meter.observe(event);
       if (event.type === 'error') {
-        failure = upstreamFailure(event.message);
+        end = upstreamFailure(event.message);
         break;
       }
-      writeAll(writer, encoder.push(event));
-      await writer.ready();
-      if (lifecycle.aborted) break;
+      writeAll(this.#writer, this.#encoder.push(event));
+      if (event.type === 'finish') {
+        end = 'finish';
+        break;
+      }
     }
-  } catch {
-    // A provider that throws mid-stream (rather than yielding an error event) still ends the
-    // stream in the client's protocol.
-    failure = upstreamFailure(THROWN_MID_STREAM);
+    if (lifecycle.aborted) {
+      // The client is gone: stop the upstream; the handler settles on what was metered.
+      this.#opened.rest.release();
+      this.#resolve(false);
+    } else if (end !== undefined) {
+      // After a failure nothing more of the upstream is of use.
+      if (end !== 'finish') this.#opened.rest.release();
+      this.#end(this.#conclude(end === 'finish' ? undefined : end));
+    } else if (!this.#draining) {
+      this.#waitForDrain();
+    }
   }
-  if (lifecycle.aborted) return false;
-  const usage = await meter.usage();
-  if (failure !== undefined) lifecycle.failed(failure.errorCode);
-  const frames = failure === undefined ? encoder.finish(usage) : encoder.fail(failure, usage);
-  // The response the last frame carries is kept before it leaves, so a client that reads it right
-  // after the stream finds it.
-  return lifecycle.conclude(
-    () => encoder.body(usage),
-    () => {
-      writer.end(frames.join(''));
-      return true;
-    },
-  );
+
+  closed(): void {
+    // A body over without the answer's end (a provider that broke off): it ends as a failure.
+    if (this.#ending === undefined && !this.#parts.lifecycle.aborted) this.#end(this.#conclude(upstreamFailure(THROWN_MID_STREAM)));
+    if (this.#ending === undefined) this.#resolve(false);
+    else void this.#ending.then(this.#resolve);
+  }
+
+  /** The gateway failed on an event: the upstream is stopped and the answer ends with an internal error. */
+  #fault(error: unknown): void {
+    const lifecycle = this.#parts.lifecycle;
+    lifecycle.fault('delivery', error);
+    this.#opened.rest.release();
+    if (this.#ending !== undefined) return;
+    if (lifecycle.aborted) this.#resolve(false);
+    else this.#end(this.#conclude(new GatewayError('internal')));
+  }
+
+  #waitForDrain(): void {
+    const ready = this.#writer.ready();
+    if (ready === undefined) return;
+    this.#draining = true;
+    const rest = this.#opened.rest;
+    rest.pause();
+    void ready.then(() => {
+      this.#draining = false;
+      rest.resume();
+    });
+  }
+
+  /** The answer's last frames, finished or failed, written once it is concluded. */
+  async #conclude(failure: GatewayError | undefined): Promise<true> {
+    const { lifecycle, meter } = this.#parts;
+    const encoder = this.#encoder;
+    const usage = await meter.usage();
+    if (failure !== undefined) lifecycle.failed(failure.errorCode);
+    const frames = failure === undefined ? encoder.finish(usage) : encoder.fail(failure, usage);
+    // The response the last frame carries is kept before it leaves, so a client that reads it right
+    // after the stream finds it.
+    return lifecycle.conclude(
+      () => encoder.body(usage),
+      () => {
+        this.#writer.end(frames.join(''));
+        return true as const;
+      },
+    );
+  }
+
+  /** Never rejects: `closed` resolves the delivery with it. */
+  #end(ending: Promise<true>): void {
+    this.#ending = ending.catch((error: unknown) => {
+      // The last frames could not be made or written: the stream is cut (the handler still settles).
+      this.#parts.lifecycle.fault('delivery', error);
+      return false;
+    });
+  }
 }
 
 function writeAll(writer: SseWriter, frames: readonly string[]): void {
   for (const frame of frames) writer.write(frame);
-}
-
-/** An iterator as an iterable, for `for await` (the router hands the rest of an answer over as an iterator). */
-export function iterate<T>(iterator: AsyncIterator<T>): AsyncIterable<T> {
-  return { [Symbol.asyncIterator]: () => iterator };
 }

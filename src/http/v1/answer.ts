@@ -10,7 +10,8 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { UsageMeter, type InputCount } from '../../billing/usage-meter.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { runYielding } from '../../lib/run-yielding.js';
-import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
+import type { CanonicalRequest } from '../../protocol/canonical.js';
+import type { CanonicalEvents } from '../../providers/provider.js';
 import { walkInputBound } from '../../protocol/input-bound.js';
 import { countInputTokens, estimateInputTokens } from '../../protocol/tokens.js';
 import type { Limiter } from '../../ratelimit/limiter.js';
@@ -20,7 +21,7 @@ import type { ApiContext } from './api-context.js';
 import { limitTokens, requireContext } from './api-hooks.js';
 import { modelForKey, requireEndpoint } from './models-route.js';
 import { runAnswer, type AnswerLifecycle, type LifecycleServices } from './answer-lifecycle.js';
-import { deliverStream, iterate, type DeliveryParts } from './answer-stream.js';
+import { deliverStream, type DeliveryParts } from './answer-stream.js';
 import { parseJsonBody } from '../body.js';
 import type { ClientEncoder, Decoded, Prepared, SurfaceAdapter } from './surfaces/surface.js';
 
@@ -150,18 +151,9 @@ async function collectAnswer(opened: OpenedAnswer<false>, meter: UsageMeter, lif
     );
   }
   const encoder = createEncoder();
-  try {
-    let failure = observe(meter, encoder, opened.first);
-    if (failure === undefined) {
-      for await (const event of iterate(opened.rest)) {
-        failure = observe(meter, encoder, event);
-        if (failure !== undefined) break;
-      }
-    }
-    if (failure !== undefined) throw new GatewayError('upstream_error');
-  } catch (error) {
-    throw error instanceof GatewayError ? error : new GatewayError('upstream_error', { cause: error });
-  }
+  meter.observe(opened.first);
+  encoder.push(opened.first);
+  await encodeWhole(opened.rest, meter, encoder);
   const usage = await meter.usage();
   encoder.finish(usage);
   const body = encoder.body(usage);
@@ -186,10 +178,43 @@ function droppedToolsHeaders(opened: OpenedAnswer, request: CanonicalRequest): R
   return dropped.length === 0 ? {} : { [DROPPED_TOOLS_HEADER]: [...new Set(dropped)].join(',') };
 }
 
-/** Feeds one event to the meter and the encoder; returns it when it is a failure. */
-function observe(meter: UsageMeter, encoder: ClientEncoder, event: CanonicalEvent): Extract<CanonicalEvent, { type: 'error' }> | undefined {
-  meter.observe(event);
-  if (event.type === 'error') return event;
-  encoder.push(event);
-  return undefined;
+/**
+ * Feeds a whole answer's events to the meter and the encoder as the provider's reader hands them
+ * over (one loop, no promise per event); resolves at `finish`. A failure, or a body over without
+ * `finish`, rejects with `upstream_error`, and so does a throw of the encoder (never out of the
+ * body's `data` handler).
+ */
+function encodeWhole(rest: CanonicalEvents, meter: UsageMeter, encoder: ClientEncoder): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let over = false;
+    const fail = (cause?: unknown): void => {
+      over = true;
+      reject(new GatewayError('upstream_error', cause === undefined ? {} : { cause }));
+    };
+    rest.start({
+      events(events) {
+        if (over) return;
+        try {
+          for (const event of events) {
+            meter.observe(event);
+            if (event.type === 'error') {
+              rest.release();
+              return fail();
+            }
+            encoder.push(event);
+            if (event.type === 'finish') {
+              over = true;
+              return resolve();
+            }
+          }
+        } catch (error) {
+          rest.release();
+          fail(error);
+        }
+      },
+      closed() {
+        if (!over) fail();
+      },
+    });
+  });
 }

@@ -1,9 +1,10 @@
 /**
  * The one writer of server-sent events, for every surface and route. Frames queued in the same
  * event-loop turn leave in one socket write at the end of the turn (one chunk, one encoding of the
- * text, one syscall), not one write per frame. Backpressure is the caller's loop awaiting `ready()`
- * after each frame it queues: the upstream is read no faster than the client takes the answer, so
- * what a stream holds stays bounded (the text of one turn, plus the socket's own buffer).
+ * text, one syscall), not one write per frame. Backpressure is the caller's: after the frames it
+ * queues it asks `ready()`, and reads nothing more of its upstream until that resolves, so the
+ * upstream is read no faster than the client takes the answer, and what a stream holds stays
+ * bounded (the text of one turn, plus the socket's own buffer).
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';

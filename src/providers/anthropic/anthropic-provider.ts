@@ -6,9 +6,9 @@
  * (docs/wire-protocols.md §4.1, §4.5).
  */
 import type { AnthropicProviderConfig } from '../../config/schema.js';
-import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
+import type { CanonicalRequest } from '../../protocol/canonical.js';
 import type { PassthroughCall, PassthroughResult, Provider, ProviderCall } from '../provider.js';
-import { streamCanonical } from '../shared/canonical-stream.js';
+import { canonicalPath, type CanonicalRoute } from '../shared/canonical-stream.js';
 import { readMessageErrorBody } from '../shared/error-body.js';
 import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
 import { toMessagesBody } from './messages-request.js';
@@ -34,9 +34,7 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, env: Re
   return {
     name: config.name,
 
-    stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> {
-      return streamMessages(client, request, call);
-    },
+    ...canonicalPath(client, (request, call) => messagesRoute(client, request, call)),
 
     keepsHostedTool: keepsMappedWebSearch,
     passthrough(call: PassthroughCall): Promise<PassthroughResult> {
@@ -51,17 +49,15 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, env: Re
 }
 
 /**
- * A generator, so that a request Anthropic cannot take is thrown on the first `next()`, where the
- * router expects failures. `wire` says where the body goes and how it is dressed (Vertex AI's
- * Claude, vertex/).
+ * The canonical call of a Messages upstream. `wire` says where the body goes and how it is dressed
+ * (Vertex AI's Claude, vertex/).
  */
-export async function* streamMessages(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall, wire: MessagesWire = ANTHROPIC_API): AsyncGenerator<CanonicalEvent> {
-  const route = {
+export function messagesRoute(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall, wire: MessagesWire = ANTHROPIC_API): CanonicalRoute {
+  return {
     path: wire.path(call.upstreamModel, true),
     body: wire.body(toMessagesBody(request, call)),
     translator: new MessagesStreamTranslator(),
     // A compatible upstream that ignored `stream: true` and sent a whole Message.
     wholeBody: (text: string) => messageObjectEvents(client.parseJsonObject(text)),
   };
-  yield* streamCanonical(client, route, call);
 }

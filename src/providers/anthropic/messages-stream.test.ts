@@ -1,9 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { countTextTokens } from '../../protocol/tokens.js';
 import { decodeSse } from '../../lib/sse-decoder.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
-import { MessagesStreamTranslator, inBandErrorMessage, messageObjectEvents } from './messages-stream.js';
+import { MessagesStreamTranslator, inBandErrorMessage, messageObjectEvents, readPlainTextDelta } from './messages-stream.js';
 import { fixture, type AnthropicFixture } from './__fixtures__/fixtures.js';
 
 /** Feeds `text` through the project's SSE decoder, `pieceSize` bytes at a time. */
@@ -145,6 +146,46 @@ describe('MessagesStreamTranslator', () => {
     const afterDelta = await translate(MESSAGE_START + event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } }));
     expect(afterDelta.translator.complete).toBe(false);
     expect(afterDelta.translator.endOfBody()?.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
+  });
+});
+
+describe('readPlainTextDelta (the fast reading of a text delta)', () => {
+  const delta = (index: number, text: string): Record<string, unknown> => ({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+
+  it('reads a text delta written as Anthropic writes it as the parser and the schema read it, whatever its text', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 999_999_999 }), fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\u0000', '\u2028', 'é', '😀', ' ', '/') })), (index, text) => {
+        const written = JSON.stringify(delta(index, text));
+        expect(readPlainTextDelta(written)).toEqual({ index, delta: { type: 'text_delta', text } });
+        // The same event as any other layout of it, which is parsed.
+        const started = (): MessagesStreamTranslator => {
+          const translator = new MessagesStreamTranslator();
+          translator.translate({ event: undefined, data: JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }) });
+          return translator;
+        };
+        expect(started().translate({ event: undefined, data: written })).toEqual(started().translate({ event: undefined, data: JSON.stringify(delta(index, text), null, 1) }));
+      }),
+    );
+  });
+
+  it('leaves every other layout, and every other event, to the parser', () => {
+    const plain = JSON.stringify(delta(0, 'Hello'));
+    for (const other of [
+      JSON.stringify(delta(0, 'Hello'), null, 1),
+      plain.replace('"index":0,', '').replace('{', '{"index":0,'),
+      plain.replace('}}', ',"citations":null}}'),
+      plain.replace('}}', '},"extra":1}'),
+      plain.replace('"index":0', '"index":01'),
+      plain.replace('"index":0', '"index":-1'),
+      plain.replace('"index":0', '"index":1.5'),
+      plain.replace('"index":0', '"index":1234567890'),
+      plain.replace('text_delta', 'thinking_delta'),
+      plain.replace('Hello', 'Hel\\xlo'),
+      plain.replace('Hello', 'Hel\tlo'),
+      JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{}' } }),
+    ]) {
+      expect(readPlainTextDelta(other)).toBeUndefined();
+    }
   });
 });
 

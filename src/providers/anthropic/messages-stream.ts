@@ -13,6 +13,7 @@ import { countTextTokens } from '../../protocol/tokens.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { SseEvent } from '../../lib/sse-decoder.js';
 import { UnreadableStreamError, type StreamTranslator } from '../shared/stream-translator.js';
+import { STRING_BODY, stringOfBody } from '../shared/json-string-text.js';
 import { reportedTokenCount } from '../shared/reported-count.js';
 
 /**
@@ -59,6 +60,22 @@ const blockDeltaSchema = z.object({
 const blockStopSchema = z.object({ index: blockIndex });
 const messageDeltaSchema = z.object({ delta: z.object({ stop_reason: z.string().nullish() }).nullish(), usage: usageSchema.nullish() });
 const messageSchema = z.object({ content: z.array(contentBlockSchema), stop_reason: z.string().nullish(), usage: usageSchema.nullish() });
+
+/**
+ * A text delta as Anthropic writes it, member for member:
+ * `{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"…"}}`, almost every
+ * event of an answer, read by one fixed pattern instead of `JSON.parse` and the schema. Text of
+ * this form parses to these members and no others, so it reads as the schema reads it; any other
+ * layout (another order, spaces, one more member) is parsed. Groups: the index, the text's body.
+ */
+const PLAIN_TEXT_DELTA = new RegExp(String.raw`^\{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),"delta":\{"type":"text_delta","text":"(${STRING_BODY})"\}\}$`);
+
+/** A plain text delta's block index and text (see PLAIN_TEXT_DELTA); undefined for any other event. */
+export function readPlainTextDelta(data: string): z.infer<typeof blockDeltaSchema> | undefined {
+  const match = PLAIN_TEXT_DELTA.exec(data);
+  if (match === null) return undefined;
+  return { index: Number(match[1]), delta: { type: 'text_delta', text: stringOfBody(match[2] ?? '') } };
+}
 
 /** Thinking text is counted in batches this large: constant memory, and few tokenizer calls. */
 const BATCH_CHARACTERS = 2_048;
@@ -154,6 +171,8 @@ export class MessagesStreamTranslator implements StreamTranslator {
   }
 
   translate(event: SseEvent): CanonicalEvent[] {
+    const plain = readPlainTextDelta(event.data);
+    if (plain !== undefined) return this.#blockDelta(plain);
     const parsed = parseJson(event.data);
     if (!parsed.ok) throw new UnreadableStreamError('The upstream sent a stream event that is not JSON.');
     const payload = parsed.value;

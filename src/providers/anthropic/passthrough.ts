@@ -9,7 +9,7 @@
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import { sseFrame, sseFrameOfLines } from '../../protocol/sse-frame.js';
 import type { PassthroughCall, PassthroughFrame, PassthroughResult } from '../provider.js';
-import { CUT_SHORT } from '../shared/canonical-stream.js';
+import { CUT_SHORT } from '../shared/canonical-reader.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
 import { failureFrame } from '../shared/passthrough-frames.js';

@@ -9,18 +9,18 @@
  * stream (event-stream.ts). AWS's libraries are imported when the provider is built (aws-sdk.ts).
  */
 import type { BedrockProviderConfig } from '../../config/schema.js';
-import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
+import type { CanonicalRequest } from '../../protocol/canonical.js';
 import { messageObjectEvents } from '../anthropic/messages-stream.js';
 import { toMessagesBody } from '../anthropic/messages-request.js';
 import type { PassthroughCall, PassthroughResult, Provider, ProviderCall } from '../provider.js';
-import { streamCanonical, type CanonicalRoute } from '../shared/canonical-stream.js';
+import { canonicalPath, type CanonicalRoute } from '../shared/canonical-stream.js';
 import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
 import { AwsCredentialCache, credentialProviderOf, type AwsCredentialProvider } from './aws-credentials.js';
 import { awsSdk, preloadAwsSdk } from './aws-sdk.js';
 import { readBedrockErrorBody } from './bedrock-error-body.js';
 import { toConverseBody } from './converse-request.js';
 import { converseAnswerEvents, ConverseStreamTranslator } from './converse-stream.js';
-import { decodeEventStream } from './event-stream.js';
+import { EventStreamSplitter } from './event-stream.js';
 import { invokeBody, invokePath, InvokeStreamTranslator, runInvokePassthrough } from './invoke-claude.js';
 import { SigV4Credentials } from './sigv4-signer.js';
 
@@ -59,9 +59,7 @@ export function createBedrockProvider(config: BedrockProviderConfig, env: Readon
   return {
     name: config.name,
 
-    stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> {
-      return invoke ? streamInvoke(client, request, call) : streamConverse(client, request, call);
-    },
+    ...canonicalPath(client, (request, call) => (invoke ? invokeRoute : converseRoute)(client, request, call)),
 
     ...(invoke
       ? {
@@ -74,28 +72,27 @@ export function createBedrockProvider(config: BedrockProviderConfig, env: Readon
   };
 }
 
-/** Generators, so that a request Bedrock cannot take is thrown on the first `next()`, where the router expects failures. */
-async function* streamConverse(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall): AsyncGenerator<CanonicalEvent> {
+/** The canonical call through ConverseStream; a request Bedrock cannot take is thrown (a 400 `UpstreamError`). */
+async function converseRoute(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall): Promise<CanonicalRoute> {
   const sdk = await awsSdk();
-  const route: CanonicalRoute = {
+  return {
     path: `/model/${encodeURIComponent(call.upstreamModel)}/converse-stream`,
     body: toConverseBody(request, call),
     translator: new ConverseStreamTranslator(),
     wholeBody: (text) => converseAnswerEvents(client.parseJsonObject(text)),
-    decode: (body) => decodeEventStream(body, sdk),
+    splitter: new EventStreamSplitter(sdk),
   };
-  yield* streamCanonical(client, route, call);
 }
 
-async function* streamInvoke(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall): AsyncGenerator<CanonicalEvent> {
+/** The canonical call of Claude through InvokeModelWithResponseStream. */
+async function invokeRoute(client: UpstreamHttpClient, request: CanonicalRequest, call: ProviderCall): Promise<CanonicalRoute> {
   const sdk = await awsSdk();
-  const route: CanonicalRoute = {
+  return {
     path: invokePath(call.upstreamModel, true),
     // Anthropic's server tools (its web search) are not Bedrock's: hosted tools are dropped, and named so (no `keepsHostedTool`).
     body: invokeBody(toMessagesBody({ ...request, mapHostedTools: false }, call)),
     translator: new InvokeStreamTranslator(),
     wholeBody: (text) => messageObjectEvents(client.parseJsonObject(text)),
-    decode: (body) => decodeEventStream(body, sdk),
+    splitter: new EventStreamSplitter(sdk),
   };
-  yield* streamCanonical(client, route, call);
 }

@@ -7,11 +7,11 @@
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { describe, expect, it } from 'vitest';
-import type { SseEvent } from '../../lib/sse-decoder.js';
+import { splitEvents, type SseEvent } from '../../lib/sse-decoder.js';
 import { eventMessage, exceptionMessage } from '../../../test/support/bedrock-upstream.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 import { awsSdk } from './aws-sdk.js';
-import { decodeEventStream, EventStreamSplitter } from './event-stream.js';
+import { EventStreamSplitter } from './event-stream.js';
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 const sdk = await awsSdk();
@@ -86,7 +86,7 @@ describe('the event-stream splitter', () => {
       yield Buffer.concat([delta.subarray(7), stop]);
     }
     const events: SseEvent[] = [];
-    for await (const event of decodeEventStream(body(), sdk)) events.push(event);
+    for await (const event of splitEvents(new EventStreamSplitter(sdk), body())) events.push(event);
     expect(events.map((event) => event.event)).toEqual(['contentBlockDelta', 'messageStop']);
   });
 });

@@ -6,11 +6,11 @@
  * - `:message-type: event` → its `:event-type` (`contentBlockDelta`, `chunk`, …);
  * - `:message-type: exception` → `exception:` and its `:exception-type` (`exception:throttlingException`);
  * - `:message-type: error` → `error:` and its `:error-code`, the payload `{"message": :error-message}`.
- * The same splitter feeds the canonical path (`decodeEventStream`) and the pass-through's reader.
+ * The same splitter feeds the canonical path's reader and the pass-through's.
  * The codec is AWS's libraries' (aws-sdk.ts), which the caller has awaited.
  */
 import type { EventStreamCodec } from '@smithy/eventstream-codec';
-import { splitEvents, type EventSplitter, type SseEvent, type SseEventHandler } from '../../lib/sse-decoder.js';
+import type { EventSplitter, SseEvent, SseEventHandler } from '../../lib/sse-decoder.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 import type { AwsSdk } from './aws-sdk.js';
 
@@ -81,9 +81,4 @@ export class EventStreamSplitter implements EventSplitter {
     }
     return eventOfMessage(message, this.#toUtf8);
   }
-}
-
-/** The events of an event-stream body, in order, as the canonical path reads them. */
-export function decodeEventStream(body: AsyncIterable<Uint8Array>, sdk: AwsSdk): AsyncGenerator<SseEvent> {
-  return splitEvents(new EventStreamSplitter(sdk), body);
 }

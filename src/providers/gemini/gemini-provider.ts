@@ -8,7 +8,8 @@ import type { GeminiProviderConfig } from '../../config/schema.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
 import type { Provider, ProviderCall } from '../provider.js';
-import { CUT_SHORT, streamCanonical } from '../shared/canonical-stream.js';
+import { CUT_SHORT } from '../shared/canonical-reader.js';
+import { canonicalPath, type CanonicalRoute } from '../shared/canonical-stream.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
 import { CallMemory } from './call-memory.js';
@@ -34,9 +35,7 @@ export function createGeminiProvider(config: GeminiProviderConfig, env: Readonly
   return {
     name: config.name,
 
-    stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> {
-      return streamGemini(client, memory, request, call);
-    },
+    ...canonicalPath(client, (request, call) => geminiRoute(client, memory, request, call)),
 
     embed: (call) => runGeminiEmbeddings(client, call),
 
@@ -54,20 +53,19 @@ export function streamPath(upstreamModel: string): string {
 }
 
 /**
- * A generator, so that a request Gemini cannot take is thrown on the first `next()`, where the
- * router expects failures. Vertex AI's Gemini calls it too, with its own client and path (vertex/).
+ * The canonical call of a Gemini upstream; a request Gemini cannot take is thrown (a 400
+ * `UpstreamError`). Vertex AI's Gemini calls it too, with its own client and path (vertex/).
  */
-export async function* streamGemini(client: UpstreamHttpClient, memory: CallMemory, request: CanonicalRequest, call: ProviderCall, path = streamPath(call.upstreamModel)): AsyncGenerator<CanonicalEvent> {
+export function geminiRoute(client: UpstreamHttpClient, memory: CallMemory, request: CanonicalRequest, call: ProviderCall, path = streamPath(call.upstreamModel)): CanonicalRoute {
   const body = buildBody(client, memory, request, call);
   const translator = new GeminiStreamTranslator({ onFunctionCall: (callId, remembered) => memory.remember(callId, remembered) });
-  const route = {
+  return {
     path,
     body,
     translator,
     // Not a stream after all (a proxy, or a misrouted request): read whole.
     wholeBody: (text: string) => wholeAnswerEvents(client, translator, text),
   };
-  yield* streamCanonical(client, route, call);
 }
 
 function buildBody(client: UpstreamHttpClient, memory: CallMemory, request: CanonicalRequest, call: ProviderCall): GeminiRequestBody {

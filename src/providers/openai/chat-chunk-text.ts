@@ -11,11 +11,8 @@
  * chunks or streams. chat-chunk-text.test.ts holds it to the schema (docs/architecture.md,
  * "Streams").
  */
+import { PLAIN_STRING_BODY as PLAIN_BODY, STRING_BODY as BODY, stringOfBody } from '../shared/json-string-text.js';
 
-/** A string's body without escapes: no quote, backslash or control character. */
-const PLAIN_BODY = String.raw`[^"\\\u0000-\u001f]*`;
-/** A JSON string's body: plain runs between valid escapes (the loop unrolled, for the engine). */
-const BODY = String.raw`${PLAIN_BODY}(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})${PLAIN_BODY})*`;
 const NUMBER = String.raw`-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?`;
 const LEAF = `(?:"${BODY}"|${NUMBER}|true|false|null)`;
 
@@ -47,9 +44,6 @@ const PLAIN_CHUNK = new RegExp(
   String.raw`^\{(?:(?:${TOP_MEMBER},)*${MODEL}(?:,${TOP_MEMBER})*,"choices":${CHOICES}|(?:${TOP_MEMBER},)*"choices":${CHOICES}(?:,${TOP_MEMBER})*,${MODEL})(?:,${TOP_MEMBER})*\}$`,
 );
 
-/** Below this length V8 copies a substring rather than slicing it out of its string. */
-const SLICED_FROM = 13;
-
 /** What a plain content chunk says. */
 export interface PlainChunk {
   /** The content delta ('' for none). */
@@ -65,11 +59,7 @@ export function readPlainChunk(text: string): PlainChunk | undefined {
   const match = PLAIN_CHUNK.exec(text);
   if (match === null) return undefined;
   const model = match[1] ?? match[4] ?? '';
-  const contentText = match[2] ?? match[3] ?? '';
-  // Read as a JSON string, the content is a string of its own: a longer slice would keep the
-  // whole chunk's text alive for as long as the usage meter keeps the content (V8 copies the
-  // short ones, and most deltas are short).
-  const content = contentText.length < SLICED_FROM && !contentText.includes('\\') ? contentText : (JSON.parse(`"${contentText}"`) as string);
+  const content = stringOfBody(match[2] ?? match[3] ?? '');
   // The first `"model":"` is the one `model` key: a key has no escapes here, and a string value
   // cannot hold an unescaped quote.
   return { content, model, modelAt: text.indexOf('"model":"') + 9 };

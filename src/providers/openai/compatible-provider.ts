@@ -9,7 +9,7 @@
  */
 import type { CanonicalEvent, CanonicalRequest, Surface } from '../../protocol/canonical.js';
 import { UpstreamError, type PassthroughCall, type PassthroughResult, type Provider, type ProviderCall } from '../provider.js';
-import { streamCanonical } from '../shared/canonical-stream.js';
+import { canonicalPath, type CanonicalRoute } from '../shared/canonical-stream.js';
 import { responsesTool } from '../shared/hosted-tools.js';
 import type { UpstreamHttpClient } from '../shared/upstream-http.js';
 import { ChatStreamTranslator, chatCompletionEvents, inBandErrorMessage, toChatBody } from './chat-wire.js';
@@ -64,14 +64,12 @@ export function createCompatibleProvider(options: CompatibleProviderOptions): Pr
   const provider: Provider = {
     name: options.name,
 
-    stream(request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> {
+    ...canonicalPath(client, (request: CanonicalRequest, call: ProviderCall): CanonicalRoute => {
       if (api === 'responses') {
-        const route = { path: pathOf('/responses', call.upstreamModel), body: toResponsesBody(request, call), translator: new ResponsesStreamTranslator(), wholeBody: wholeBody(responsesObjectEvents) };
-        return streamCanonical(client, route, call);
+        return { path: pathOf('/responses', call.upstreamModel), body: toResponsesBody(request, call), translator: new ResponsesStreamTranslator(), wholeBody: wholeBody(responsesObjectEvents) };
       }
-      const route = { path: pathOf('/chat/completions', call.upstreamModel), body: chatBody({ ...toChatBody(request, call) }), translator: new ChatStreamTranslator(), wholeBody: wholeBody(chatCompletionEvents) };
-      return streamCanonical(client, route, call);
-    },
+      return { path: pathOf('/chat/completions', call.upstreamModel), body: chatBody({ ...toChatBody(request, call) }), translator: new ChatStreamTranslator(), wholeBody: wholeBody(chatCompletionEvents) };
+    }),
 
     async passthrough(call: PassthroughCall): Promise<PassthroughResult> {
       if (!speaksNatively(call.surface)) {

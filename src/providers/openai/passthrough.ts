@@ -8,7 +8,7 @@ import type { CanonicalEvent } from '../../protocol/canonical.js';
 import { isRecord, parseJson } from '../../lib/json-value.js';
 import { sseFrame, sseFrameOfLines } from '../../protocol/sse-frame.js';
 import type { PassthroughCall, PassthroughFrame, PassthroughJson, PassthroughResult } from '../provider.js';
-import { CUT_SHORT } from '../shared/canonical-stream.js';
+import { CUT_SHORT } from '../shared/canonical-reader.js';
 import type { Redactor } from '../shared/redaction.js';
 import { UnreadableStreamError } from '../shared/stream-translator.js';
 import { failureFrame } from '../shared/passthrough-frames.js';

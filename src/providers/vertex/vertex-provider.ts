@@ -7,14 +7,14 @@
  * Vertex's errors are Google's error object, or Anthropic's for Claude: one reader takes both.
  */
 import type { VertexProviderConfig } from '../../config/schema.js';
-import type { CanonicalEvent, CanonicalRequest } from '../../protocol/canonical.js';
-import { streamMessages } from '../anthropic/anthropic-provider.js';
+import { messagesRoute } from '../anthropic/anthropic-provider.js';
 import type { MessagesWire } from '../anthropic/messages-wire.js';
 import { runMessagesPassthrough } from '../anthropic/passthrough.js';
 import { CallMemory } from '../gemini/call-memory.js';
 import { readGeminiErrorBody } from '../gemini/error-body.js';
-import { streamGemini } from '../gemini/gemini-provider.js';
-import type { PassthroughCall, PassthroughResult, Provider, ProviderCall } from '../provider.js';
+import { geminiRoute } from '../gemini/gemini-provider.js';
+import type { PassthroughCall, PassthroughResult, Provider } from '../provider.js';
+import { canonicalPath } from '../shared/canonical-stream.js';
 import { keepsMappedWebSearch } from '../shared/hosted-tools.js';
 import { createUpstreamHttpClient, type UpstreamHttpClient } from '../shared/upstream-http.js';
 import { vertexCredentials } from './vertex-credentials.js';
@@ -48,7 +48,7 @@ function geminiOnVertex(name: string, client: UpstreamHttpClient): Provider {
   const memory = new CallMemory();
   return {
     name,
-    stream: (request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> => streamGemini(client, memory, request, call, modelMethodPath(call.upstreamModel, 'streamGenerateContent?alt=sse')),
+    ...canonicalPath(client, (request, call) => geminiRoute(client, memory, request, call, modelMethodPath(call.upstreamModel, 'streamGenerateContent?alt=sse'))),
     keepsHostedTool: keepsMappedWebSearch,
   };
 }
@@ -70,7 +70,7 @@ function claudeOnVertex(config: VertexProviderConfig, client: UpstreamHttpClient
   const wire = claudeWire(config.anthropic_version);
   return {
     name: config.name,
-    stream: (request: CanonicalRequest, call: ProviderCall): AsyncIterable<CanonicalEvent> => streamMessages(client, request, call, wire),
+    ...canonicalPath(client, (request, call) => messagesRoute(client, request, call, wire)),
     passthrough: (call: PassthroughCall): Promise<PassthroughResult> => runMessagesPassthrough(client, call, wire),
     speaksNatively: (surface) => surface === 'anthropic-messages',
     keepsHostedTool: keepsMappedWebSearch,
