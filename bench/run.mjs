@@ -510,7 +510,7 @@ async function main() {
   const warmups = scenarioNames.flatMap((scenario) => targets.filter((target) => cellsOf(target, scenario).length > 0));
   const warmupMs = flags.quick ? 500 : 1_000;
   const streamSeconds = settings.streamCount > 0 ? 2 * (15 + settings.streamCount / 400) : 0;
-  const estimateSeconds = Math.round((cells.length * (settings.warmupMs + settings.durationMs + 300) + warmups.length * (warmupMs + 300)) / 1_000 + streamSeconds + 5);
+  const estimateSeconds = Math.round((cells.length * (settings.warmupMs + settings.durationMs + 300) + warmups.reduce((sum, target) => sum + warmupMs * target.ports.length + 300, 0)) / 1_000 + streamSeconds + 5);
   log(`${cells.length} cells; expect about ${estimateSeconds} s from here`);
   // A run with more cells than the default deadline allows (e.g. --workers-list) gets 1.5× its estimate.
   const elapsedSeconds = (Date.now() - startedAt.getTime()) / 1_000;
@@ -520,11 +520,13 @@ async function main() {
     log(`deadline moved to ${settings.deadlineSeconds} s (1.5× the estimate)`);
   }
 
-  // Unrecorded warm-up of every process and code path (JIT, pools, the database).
-  log(`warming up every target (${warmupMs} ms per scenario)`);
+  // Unrecorded warm-up of every process and code path (JIT, pools, the database). A target of
+  // several instances is warmed for as long times as it has instances, so that each instance has
+  // served about as many requests as a single one when its cells are measured (each gets a share).
+  log(`warming up every target (${warmupMs} ms per scenario and instance)`);
   for (const scenario of scenarioNames) {
     for (const target of targets) {
-      if (cellsOf(target, scenario).length > 0) await measure(scenario, 16, { ...target, name: `${target.name} (warm-up)` }, { warmupMs: 0, durationMs: warmupMs, record: false });
+      if (cellsOf(target, scenario).length > 0) await measure(scenario, 16, { ...target, name: `${target.name} (warm-up)` }, { warmupMs: 0, durationMs: warmupMs * target.ports.length, record: false });
     }
   }
 
