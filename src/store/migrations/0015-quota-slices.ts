@@ -126,7 +126,11 @@ end $$`;
 /**
  * 0008's batch, operation by operation, locking up front also the slices that settles and
  * checkpoints name and their accounts (as the operations say; a slice of another account is refused
- * by the operation's own guard), in the global order: holds, accounts, slices.
+ * by the operation's own guard), in the global order: holds, accounts, slices. Each lock step names
+ * its rows as `id = any(array(...))`: the function's plan is cached generic, and a generic plan
+ * reckons a JSON array at 100 elements, so `id in (select ...)` over them was planned as a hash
+ * join over a sequential scan of the whole table, run once per batch (the table grows with every
+ * request); an array is reckoned at 10 elements and read by primary key.
  */
 const APPLY_HOLD_OPERATIONS_IN_TURN = sql`
 create or replace function tollgate_apply_hold_operations_in_turn(operations jsonb, isolate boolean) returns jsonb language plpgsql as $$
@@ -136,31 +140,31 @@ declare
   outcomes jsonb[] := '{}';
 begin
   perform 1 from holds
-   where id in (select item->>'hold_id' from jsonb_array_elements(operations) as item where item->>'kind' = 'settle'
-                union
-                select checkpoint->>'hold_id' from jsonb_array_elements(operations) as item,
-                       jsonb_array_elements(item->'checkpoints') as checkpoint where item->>'kind' = 'checkpoint')
+   where id = any(array(select item->>'hold_id' from jsonb_array_elements(operations) as item where item->>'kind' = 'settle'
+                        union
+                        select checkpoint->>'hold_id' from jsonb_array_elements(operations) as item,
+                               jsonb_array_elements(item->'checkpoints') as checkpoint where item->>'kind' = 'checkpoint'))
    order by id for no key update;
   perform 1 from accounts
-   where id in (select item->>'account_id' from jsonb_array_elements(operations) as item where item->>'kind' = 'open'
-                union
-                select holds.account_id from jsonb_array_elements(operations) as item
-                  join holds on holds.id = item->>'hold_id' where item->>'kind' = 'settle'
-                union
-                select item->'slice'->>'account_id' from jsonb_array_elements(operations) as item
-                 where item->>'kind' = 'settle' and item->'slice' is not null
-                union
-                select checkpoint->'slice'->>'account_id' from jsonb_array_elements(operations) as item,
-                       jsonb_array_elements(item->'checkpoints') as checkpoint
-                 where item->>'kind' = 'checkpoint' and checkpoint->'slice' is not null)
+   where id = any(array(select item->>'account_id' from jsonb_array_elements(operations) as item where item->>'kind' = 'open'
+                        union
+                        select holds.account_id from jsonb_array_elements(operations) as item
+                          join holds on holds.id = item->>'hold_id' where item->>'kind' = 'settle'
+                        union
+                        select item->'slice'->>'account_id' from jsonb_array_elements(operations) as item
+                         where item->>'kind' = 'settle' and item->'slice' is not null
+                        union
+                        select checkpoint->'slice'->>'account_id' from jsonb_array_elements(operations) as item,
+                               jsonb_array_elements(item->'checkpoints') as checkpoint
+                         where item->>'kind' = 'checkpoint' and checkpoint->'slice' is not null))
    order by id for no key update;
   perform 1 from account_slices
-   where id in (select item->'slice'->>'slice_id' from jsonb_array_elements(operations) as item
-                 where item->>'kind' = 'settle' and item->'slice' is not null
-                union
-                select checkpoint->'slice'->>'slice_id' from jsonb_array_elements(operations) as item,
-                       jsonb_array_elements(item->'checkpoints') as checkpoint
-                 where item->>'kind' = 'checkpoint' and checkpoint->'slice' is not null)
+   where id = any(array(select item->'slice'->>'slice_id' from jsonb_array_elements(operations) as item
+                         where item->>'kind' = 'settle' and item->'slice' is not null
+                        union
+                        select checkpoint->'slice'->>'slice_id' from jsonb_array_elements(operations) as item,
+                               jsonb_array_elements(item->'checkpoints') as checkpoint
+                         where item->>'kind' = 'checkpoint' and checkpoint->'slice' is not null))
    order by id for no key update;
   for operation in select value from jsonb_array_elements(operations) loop
     if isolate then
@@ -256,16 +260,16 @@ begin
   select array_agg(id), array_agg(balance_nanos), array_agg(reserved_nanos), array_agg(sliced_nanos), array_agg(disabled)
     into account_ids, balances, reserveds, sliceds, disableds
     from (select id, balance_nanos, reserved_nanos, sliced_nanos, disabled from accounts
-           where id in (select item->>'account_id' from jsonb_array_elements(operations) as item where item->>'kind' = 'open'
-                        union select unnest(held_accounts)
-                        union select item->'slice'->>'account_id' from jsonb_array_elements(operations) as item
-                               where item->>'kind' = 'settle' and item->'slice' is not null)
+           where id = any(array(select item->>'account_id' from jsonb_array_elements(operations) as item where item->>'kind' = 'open'
+                                union select unnest(held_accounts)
+                                union select item->'slice'->>'account_id' from jsonb_array_elements(operations) as item
+                                       where item->>'kind' = 'settle' and item->'slice' is not null))
            order by id for no key update) as locked;
   select array_agg(id), array_agg(account_id), array_agg(amount_nanos)
     into slice_ids, slice_accounts, slice_amounts
     from (select id, account_id, amount_nanos from account_slices
-           where id in (select item->'slice'->>'slice_id' from jsonb_array_elements(operations) as item
-                         where item->>'kind' = 'settle' and item->'slice' is not null)
+           where id = any(array(select item->'slice'->>'slice_id' from jsonb_array_elements(operations) as item
+                                 where item->>'kind' = 'settle' and item->'slice' is not null))
            order by id for no key update) as locked;
 
   for operation in select value from jsonb_array_elements(operations) loop
