@@ -28,6 +28,11 @@ export interface BatchCases<Seeded> {
 
 /** A client on a fresh migrated PostgreSQL database for the suite (the describe that calls this). */
 export function useMigratedPostgresClient(): () => pg.Client {
+  return useMigratedPostgres().client;
+}
+
+/** A fresh migrated PostgreSQL database for the suite: its URL, and a client connected to it. */
+export function useMigratedPostgres(): { client: () => pg.Client; url: () => string } {
   let database: TestDatabase | undefined;
   let client: pg.Client | undefined;
   beforeAll(async () => {
@@ -40,9 +45,15 @@ export function useMigratedPostgresClient(): () => pg.Client {
     await client?.end();
     await database?.drop();
   });
-  return () => {
-    if (client === undefined) throw new Error('the PostgreSQL client is not connected yet');
-    return client;
+  return {
+    client: () => {
+      if (client === undefined) throw new Error('the PostgreSQL client is not connected yet');
+      return client;
+    },
+    url: () => {
+      if (database === undefined) throw new Error('the PostgreSQL database is not created yet');
+      return database.url;
+    },
   };
 }
 

@@ -27,6 +27,7 @@ import { chargeSurfacesMigration } from './0012-charge-surfaces.js';
 import { targetRotationsMigration } from './0013-target-rotations.js';
 import { catalogVersionsMigration } from './0014-catalog-versions.js';
 import { quotaSlicesMigration } from './0015-quota-slices.js';
+import { indexOnlyFunctionsMigration } from './0016-index-only-functions.js';
 
 /** Names sort in the order they apply. Never rename or edit one that has shipped; add a new one. */
 function migrations(engine: StoreEngine): Record<string, Migration> {
@@ -46,6 +47,7 @@ function migrations(engine: StoreEngine): Record<string, Migration> {
     '0013-target-rotations': targetRotationsMigration(engine),
     '0014-catalog-versions': catalogVersionsMigration(),
     '0015-quota-slices': quotaSlicesMigration(engine),
+    '0016-index-only-functions': indexOnlyFunctionsMigration(engine),
   };
 }
 
