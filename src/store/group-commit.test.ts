@@ -20,12 +20,15 @@ function deferred(): Deferred {
 /** A commit that halves numbers: odd ones fail alone, and `gate`, while set, holds the transaction open. */
 function halvingQueue(options: { maxBatchSize?: number; onCommit?: (size: number) => void } = {}) {
   const batches: number[][] = [];
+  /** Each batch's `underLoad`, in order. */
+  const loads: boolean[] = [];
   const state: { gate: Deferred | undefined; failNext: Error | undefined } = { gate: undefined, failNext: undefined };
   const queue = new GroupCommit<number, number>({
     maxBatchSize: options.maxBatchSize ?? 100,
     onCommit: options.onCommit,
-    commit: async (operations) => {
+    commit: async (operations, underLoad) => {
       batches.push([...operations]);
+      loads.push(underLoad);
       if (state.gate !== undefined) await state.gate.promise;
       if (state.failNext !== undefined) {
         const error = state.failNext;
@@ -35,7 +38,7 @@ function halvingQueue(options: { maxBatchSize?: number; onCommit?: (size: number
       return operations.map((value): Outcome<number> => (value % 2 === 0 ? { ok: true, value: value / 2 } : { ok: false, error: new RangeError(`${value} is odd`) }));
     },
   });
-  return { queue, batches, state };
+  return { queue, batches, loads, state };
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -55,6 +58,22 @@ describe('GroupCommit', () => {
     await turn();
     expect(batches).toEqual([[10]]);
     expect(await result).toBe(5);
+  });
+
+  it('tells a batch whether it was formed while another ran (under load) or started from an idle queue', async () => {
+    const { queue, batches, loads, state } = halvingQueue();
+    state.gate = deferred();
+    const first = queue.submit(2);
+    await turn();
+    const behind = [queue.submit(4), queue.submit(6)];
+    state.gate.resolve();
+    state.gate = undefined;
+    await Promise.all([first, ...behind]);
+    expect(batches).toEqual([[2], [4, 6]]);
+    expect(loads).toEqual([false, true]);
+    // Idle again: the next batch starts from an idle queue.
+    await queue.submit(8);
+    expect(loads).toEqual([false, true, false]);
   });
 
   it('rejects only the operation that failed; the others in its transaction keep their results', async () => {

@@ -19,8 +19,10 @@ export interface GroupCommitOptions<Operation, Result> {
   /**
    * Applies `operations` in one transaction and resolves after it has committed, with one outcome
    * per operation, in order; rejects when the transaction failed (then none of it committed).
+   * `underLoad`: the batch is made of operations that waited while the previous one ran (false:
+   * it started from an idle queue).
    */
-  commit: (operations: readonly Operation[]) => Promise<Array<Outcome<Result>>>;
+  commit: (operations: readonly Operation[], underLoad: boolean) => Promise<Array<Outcome<Result>>>;
   /** The most operations one transaction takes; the rest wait for the next one. */
   maxBatchSize: number;
   /** Told the size of every batch that committed (metrics, tests); what it throws is ignored. */
@@ -55,7 +57,7 @@ export class GroupCommit<Operation, Result> {
         this.scheduled = true;
         setImmediate(() => {
           this.scheduled = false;
-          this.flush();
+          this.flush(false);
         });
       }
     });
@@ -68,24 +70,27 @@ export class GroupCommit<Operation, Result> {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private flush(): void {
+  private flush(underLoad: boolean): void {
     if (this.flushing !== undefined) return;
     if (this.waiting.length === 0) {
       for (const resolve of this.idleWaiters.splice(0)) resolve();
       return;
     }
     const batch = this.waiting.splice(0, this.options.maxBatchSize);
-    this.flushing = this.commit(batch).finally(() => {
+    this.flushing = this.commit(batch, underLoad).finally(() => {
       this.flushing = undefined;
       // What arrived while this transaction ran goes now, not after another turn.
-      this.flush();
+      this.flush(true);
     });
   }
 
-  private async commit(batch: Array<Waiting<Operation, Result>>): Promise<void> {
+  private async commit(batch: Array<Waiting<Operation, Result>>, underLoad: boolean): Promise<void> {
     let outcomes: Array<Outcome<Result>>;
     try {
-      outcomes = await this.options.commit(batch.map((entry) => entry.operation));
+      outcomes = await this.options.commit(
+        batch.map((entry) => entry.operation),
+        underLoad,
+      );
       if (outcomes.length !== batch.length) throw new Error(`a group commit returned ${outcomes.length} outcomes for ${batch.length} operations`);
     } catch (error) {
       for (const entry of batch) entry.reject(error);

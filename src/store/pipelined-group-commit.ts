@@ -22,8 +22,12 @@ export interface CommittedBatch<Result> {
 }
 
 export interface PipelinedGroupCommitOptions<Operation, Result> {
-  /** Applies and commits `operations` in one transaction; rejects when it failed as a whole. */
-  commit: (operations: readonly Operation[]) => Promise<CommittedBatch<Result>>;
+  /**
+   * Applies and commits `operations` in one transaction; rejects when it failed as a whole.
+   * `underLoad` as for GroupCommit: at false nothing waits behind the batch, so it may as well
+   * commit durably itself and resolve `durable` at once.
+   */
+  commit: (operations: readonly Operation[], underLoad: boolean) => Promise<CommittedBatch<Result>>;
   maxBatchSize: number;
   /** Told the size of every batch that committed (metrics, tests). */
   onCommit?: (operations: number) => void;
@@ -43,8 +47,8 @@ export class PipelinedGroupCommit<Operation, Result> {
     this.queue = new GroupCommit<Operation, Committed<Result>>({
       maxBatchSize: options.maxBatchSize,
       onCommit: options.onCommit,
-      commit: async (operations) => {
-        const { outcomes, durable } = await options.commit(operations);
+      commit: async (operations, underLoad) => {
+        const { outcomes, durable } = await options.commit(operations, underLoad);
         this.track(durable);
         return outcomes.map((outcome) => (outcome.ok ? { ok: true, value: { value: outcome.value, durable } } : outcome));
       },

@@ -24,9 +24,13 @@
  *
  * No caller is told a write happened before the flush that covers it has returned, so nothing a
  * crash could take back is ever acted on; another transaction that saw the write commits after it
- * in the WAL, so it is never durable without it either.
+ * in the WAL, so it is never durable without it either. *
+ * At low load there is nothing to pipeline: a batch that started from an idle queue commits at the
+ * flush's level in its own statement, with the flush's WAL record (`batchCommit`), which saves the
+ * flush's round trip and transaction. Durability is the same: PostgreSQL flushes the log
+ * up to that commit before the statement returns.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../schema.js';
 
 /** Resolves once every transaction that committed before the call is durable. */
@@ -62,7 +66,25 @@ export function createDurableFlush(db: Kysely<Database>): DurableFlush {
 /** The server's `synchronous_commit` for this transaction, but never `off` (see above). */
 const FLUSH_LEVEL = sql`case current_setting('synchronous_commit') when 'off' then 'local' else current_setting('synchronous_commit') end`;
 
-async function flushCommitted(db: Kysely<Database>): Promise<void> {
-  await sql`select set_config('synchronous_commit', ${FLUSH_LEVEL}, true), pg_logical_emit_message(true, 'tollgate', '')`.execute(db);
+/** Makes the transaction it is selected in commit as the flush does: at FLUSH_LEVEL, with WAL of its own. */
+const COMMIT_DURABLY = sql`set_config('synchronous_commit', ${FLUSH_LEVEL}, true), pg_logical_emit_message(true, 'tollgate', '')`;
+
+/** Makes the transaction it is selected in commit without waiting for the disk (a flush follows). */
+const COMMIT_WITHOUT_WAITING = sql`set_config('synchronous_commit', 'off', true)`;
+
+/**
+ * What a batch selects to set how its transaction commits. A batch that started from an idle queue
+ * (`underLoad` false, group-commit.ts: nothing waited behind the one before) has nothing to
+ * pipeline with: it commits as the flush would, in its own statement, durable at its commit, one
+ * round trip and one transaction fewer. Its own WAL record makes that commit flush the log even
+ * when the batch wrote nothing, so what it read from other processes' commits (which may still
+ * wait for their flush) is on disk before it answers, as after a flush. A batch under load commits
+ * without waiting, and the caller flushes.
+ */
+export function batchCommit(underLoad: boolean): { durably: boolean; settings: RawBuilder<unknown> } {
+  return underLoad ? { durably: false, settings: COMMIT_WITHOUT_WAITING } : { durably: true, settings: COMMIT_DURABLY };
 }
 
+async function flushCommitted(db: Kysely<Database>): Promise<void> {
+  await sql`select ${COMMIT_DURABLY}`.execute(db);
+}

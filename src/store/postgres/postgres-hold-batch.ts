@@ -14,12 +14,13 @@
  * The store commits batches pipelined (pipelined-group-commit.ts): a batch's transaction commits
  * with `synchronous_commit = off`, which releases its row locks without waiting for the disk, and
  * then a flush (postgres-flush.ts) makes it durable before any of its operations resolves;
- * meanwhile the next batch already runs.
+ * meanwhile the next batch already runs. A batch that started from an idle queue (low load) commits
+ * durably in its own statement instead (`batchCommit`), one round trip for the whole.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Outcome } from '../group-commit.js';
 import type { CommittedBatch } from '../pipelined-group-commit.js';
-import { createDurableFlush, type DurableFlush } from './postgres-flush.js';
+import { batchCommit, createDurableFlush, type DurableFlush } from './postgres-flush.js';
 import type { HoldOperation } from '../hold-operations.js';
 import { chargeCountsAnything, EXCESS_NOTE } from '../queries/ledger-queries.js';
 import type { Database } from '../schema.js';
@@ -48,23 +49,27 @@ const OPERATION_ERROR = /^(22|23|40|P0)[0-9A-Z]{3}$/;
 export function createPostgresPipelinedHoldBatchCommit(
   db: Kysely<Database>,
   flush: DurableFlush = createDurableFlush(db),
-): (operations: readonly HoldOperation[]) => Promise<CommittedBatch<boolean>> {
-  return async (operations) => {
+): (operations: readonly HoldOperation[], underLoad: boolean) => Promise<CommittedBatch<boolean>> {
+  return async (operations, underLoad) => {
     const payload = JSON.stringify(operations.map(encode));
+    const commit = batchCommit(underLoad);
     let outcomes: Array<Outcome<boolean>>;
     try {
-      outcomes = decode(await apply(db, payload, false), operations);
+      outcomes = decode(await apply(db, payload, false, commit.settings), operations);
     } catch (error) {
       if (!isOperationError(error)) throw error;
-      outcomes = decode(await apply(db, payload, true), operations);
+      outcomes = decode(await apply(db, payload, true, commit.settings), operations);
     }
-    return { outcomes, durable: flush() };
+    return { outcomes, durable: commit.durably ? COMMITTED_DURABLY : flush() };
   };
 }
 
-async function apply(db: Kysely<Database>, payload: string, isolate: boolean): Promise<unknown> {
-  // Local to this statement's transaction: its commit does not wait for the disk (see above).
-  const result = await sql<{ outcomes: unknown }>`select set_config('synchronous_commit', 'off', true), tollgate_apply_hold_operations(${payload}::jsonb, ${isolate}) as outcomes`.execute(db);
+/** A batch that committed durably (postgres-flush.ts, `batchCommit`) has nothing to wait for. */
+const COMMITTED_DURABLY: Promise<void> = Promise.resolve();
+
+async function apply(db: Kysely<Database>, payload: string, isolate: boolean, commitSettings: RawBuilder<unknown>): Promise<unknown> {
+  // Local to this statement's transaction: how it commits (see above and postgres-flush.ts).
+  const result = await sql<{ outcomes: unknown }>`select ${commitSettings}, tollgate_apply_hold_operations(${payload}::jsonb, ${isolate}) as outcomes`.execute(db);
   return result.rows[0]?.outcomes;
 }
 

@@ -1,8 +1,9 @@
 /**
  * Stored responses on PostgreSQL, group-committed like the holds (postgres-engine.ts): the saves of
  * many requests go in one INSERT, one transaction that commits without waiting for the disk, then
- * the shared flush (postgres-flush.ts) before any save resolves, so a save is durable when it
- * resolves, as a save of its own was. Each save keeps its own result: one whose id belongs to
+ * the shared flush (postgres-flush.ts) before any save resolves, or, when it started from an idle
+ * queue, that commits durably itself (`batchCommit`), so a save is durable when it resolves, as a save of its
+ * own was. Each save keeps its own result: one whose id belongs to
  * another account is not written (the same guard as response-queries.ts) and rejects alone.
  *
  * Saves of one id in one batch (an upstream that reuses ids) are written once, as the last of them:
@@ -11,10 +12,10 @@
  * is written on its own instead, in order, so only the bad one fails. A database that cannot be
  * reached fails the whole batch.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Outcome } from '../group-commit.js';
 import type { CommittedBatch } from '../pipelined-group-commit.js';
-import type { DurableFlush } from './postgres-flush.js';
+import { batchCommit, type DurableFlush } from './postgres-flush.js';
 import { isOperationError } from './postgres-hold-batch.js';
 import { responseOfAnotherAccount, responseRow, saveResponse, type ResponseRowValues } from '../queries/response-queries.js';
 import type { Database } from '../schema.js';
@@ -31,13 +32,14 @@ export function responseSave(stored: StoredResponse): ResponseSave {
   return { stored, row: responseRow(stored) };
 }
 
-export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: DurableFlush): (saves: readonly ResponseSave[]) => Promise<CommittedBatch<void>> {
-  return async (saves) => {
+export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: DurableFlush): (saves: readonly ResponseSave[], underLoad: boolean) => Promise<CommittedBatch<void>> {
+  return async (saves, underLoad) => {
     let written: Set<string> | undefined;
     const last = lastSaveOfEachId(saves);
+    const commit = batchCommit(underLoad);
     if (last !== undefined) {
       try {
-        written = await insertAll(db, last);
+        written = await insertAll(db, last, commit.settings);
       } catch (error) {
         // A database that cannot be reached fails every save of the batch, as it would each alone.
         if (!isOperationError(error)) throw error;
@@ -61,7 +63,7 @@ export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: D
     const outcomes = saves.map(({ row }): Outcome<void> =>
       writtenIds.has(row.id) ? { ok: true, value: undefined } : { ok: false, error: responseOfAnotherAccount(row.id) },
     );
-    return { outcomes, durable: flush() };
+    return { outcomes, durable: commit.durably ? COMMITTED_DURABLY : flush() };
   };
 }
 
@@ -79,13 +81,16 @@ function lastSaveOfEachId(saves: readonly ResponseSave[]): ResponseSave[] | unde
 }
 
 /** The ids written (inserted, or replaced for the same account). */
-async function insertAll(db: Kysely<Database>, saves: readonly ResponseSave[]): Promise<Set<string>> {
+/** A batch that committed durably (postgres-flush.ts, `batchCommit`) has nothing to wait for. */
+const COMMITTED_DURABLY: Promise<void> = Promise.resolve();
+
+async function insertAll(db: Kysely<Database>, saves: readonly ResponseSave[], commitSettings: RawBuilder<unknown>): Promise<Set<string>> {
   const values = sql.join(saves.map(({ row }) => sql`(${row.id}, ${row.account_id}, ${row.response}, ${row.input_items}, ${row.created_at}::bigint)`));
-  // The one-row subquery makes this statement's transaction commit without waiting for the disk.
+  // The one-row subquery sets how this statement's transaction commits (postgres-flush.ts, `batchCommit`).
   const result = await sql<{ id: string }>`
     insert into responses (id, account_id, response, input_items, created_at)
     select saved.id, saved.account_id, saved.response, saved.input_items, saved.created_at
-      from (select set_config('synchronous_commit', 'off', true)) as commit_without_waiting,
+      from (select ${commitSettings}) as commit_settings,
            (values ${values}) as saved (id, account_id, response, input_items, created_at)
     on conflict (id) do update set response = excluded.response, input_items = excluded.input_items, created_at = excluded.created_at
      where responses.account_id = excluded.account_id
