@@ -1,12 +1,14 @@
 /**
  * The one loop of a streamed pass-through, the same for every provider: the upstream body's chunks
  * go through the SSE splitter, each event through the provider's framer, and each frame to the
- * gateway's sink, synchronously, from the body's own `data` events. Nothing per stream but this
- * object, the framer's state and the splitter's (an unfinished line or event, rarely): no iterator
- * or promise per chunk or frame, and no chunk kept once it is read (docs/architecture.md, "Streams").
+ * gateway's sink, synchronously, from the body's own `data` events (the loop is body-event-reader.ts,
+ * shared with translated answers). Nothing per stream but this object, the framer's state and the
+ * splitter's (an unfinished line or event, rarely): no iterator or promise per chunk or frame, and
+ * no chunk kept once it is read (docs/architecture.md, "Streams").
  */
-import { SseSplitter, type EventSplitter, type SseEventHandler } from '../../lib/sse-decoder.js';
+import type { EventSplitter } from '../../lib/sse-decoder.js';
 import type { FrameSink, PassthroughFrame, PassthroughFrames } from '../provider.js';
+import { BodyEventReader } from './body-event-reader.js';
 import { UnreadableStreamError } from './stream-translator.js';
 import { describeStreamFailure } from './transport-failure.js';
 import type { UpstreamBody } from './upstream-http.js';
@@ -31,51 +33,17 @@ export function failureText(error: unknown): string {
   return error instanceof UnreadableStreamError ? error.message : describeStreamFailure(error);
 }
 
-const ignore = (): void => undefined;
-
-export class PassthroughReader implements PassthroughFrames, SseEventHandler {
-  readonly #body: UpstreamBody;
+export class PassthroughReader extends BodyEventReader<FrameSink> implements PassthroughFrames {
   readonly #framer: PassthroughFramer;
-  readonly #splitter: EventSplitter;
-  #sink: FrameSink | undefined;
-  /** A frame ended the answer, or the body was released: whatever follows is dropped. */
-  #over = false;
 
   /** `splitter` cuts the body into events: SSE by default, or another framing (Bedrock's event stream). */
-  constructor(body: UpstreamBody, framer: PassthroughFramer, splitter: EventSplitter = new SseSplitter()) {
-    this.#body = body;
+  constructor(body: UpstreamBody, framer: PassthroughFramer, splitter?: EventSplitter) {
+    super(body, splitter);
     this.#framer = framer;
-    this.#splitter = splitter;
   }
 
-  start(sink: FrameSink): void {
-    this.#sink = sink;
-    const body = this.#body;
-    body.on('data', this.#onData);
-    body.on('error', this.#onError);
-    // `on`, not `once`: each is emitted once, and `once` would wrap each listener per stream.
-    body.on('end', this.#onEnd);
-    body.on('close', this.#onClose);
-  }
-
-  pause(): void {
-    this.#body.pause();
-  }
-
-  resume(): void {
-    this.#body.resume();
-  }
-
-  release(): void {
-    this.#over = true;
-    // Destroying an undici body aborts its request; the error it emits then is expected.
-    if (this.#sink === undefined) this.#body.on('error', ignore);
-    this.#body.destroy();
-  }
-
-  /** One event the splitter completed (called by it, inside `#onData`). */
   sseEvent(event: string | undefined, data: string, text: string): void {
-    if (this.#over) return;
+    if (this.over) return;
     const frame = this.#framer.frame(event, data, text);
     if (frame === undefined) return;
     if (frame.failure !== undefined) {
@@ -83,42 +51,13 @@ export class PassthroughReader implements PassthroughFrames, SseEventHandler {
       this.release();
     } else if (frame.last === true) {
       // The rest is still read (and dropped) so that the connection can be used again.
-      this.#over = true;
+      this.over = true;
     }
-    this.#sink?.frame(frame);
+    this.sink?.frame(frame);
   }
 
-  readonly #onData = (chunk: Buffer): void => {
-    if (this.#over) return;
-    try {
-      this.#splitter.push(chunk, this);
-    } catch (error) {
-      // Garbage, or an event past the size limit: the answer ends here.
-      this.#end(error);
-      this.release();
-    }
-  };
-
-  readonly #onEnd = (): void => {
-    this.#splitter.end();
-    this.#end(undefined);
-  };
-
-  readonly #onError = (error: unknown): void => {
-    this.#end(error);
-  };
-
-  readonly #onClose = (): void => {
-    // Closed with neither `end` nor `error` (destroyed unread): the connection was lost.
-    if (!this.#over) this.#end(new Error('The upstream body closed before it ended.'));
-    this.#body.off('data', this.#onData);
-    this.#sink?.closed();
-  };
-
-  /** The body is over, or unusable: the framer's last frame, unless one ended the answer already. */
-  #end(error: unknown): void {
-    if (this.#over) return;
-    this.#over = true;
-    this.#sink?.frame(this.#framer.end(error));
+  /** The body is over, or unusable, before a frame ended the answer: the framer's last frame. */
+  protected bodyEnded(error: unknown): void {
+    this.sink?.frame(this.#framer.end(error));
   }
 }
