@@ -87,10 +87,7 @@ export class GroupCommit<Operation, Result> {
   private async commit(batch: Array<Waiting<Operation, Result>>, underLoad: boolean): Promise<void> {
     let outcomes: Array<Outcome<Result>>;
     try {
-      outcomes = await this.options.commit(
-        batch.map((entry) => entry.operation),
-        underLoad,
-      );
+      outcomes = await this.options.commit(batch.map((entry) => entry.operation), underLoad);
       if (outcomes.length !== batch.length) throw new Error(`a group commit returned ${outcomes.length} outcomes for ${batch.length} operations`);
     } catch (error) {
       for (const entry of batch) entry.reject(error);

@@ -24,11 +24,12 @@
  *
  * No caller is told a write happened before the flush that covers it has returned, so nothing a
  * crash could take back is ever acted on; another transaction that saw the write commits after it
- * in the WAL, so it is never durable without it either. *
+ * in the WAL, so it is never durable without it either.
+ *
  * At low load there is nothing to pipeline: a batch that started from an idle queue commits at the
  * flush's level in its own statement, with the flush's WAL record (`batchCommit`), which saves the
- * flush's round trip and transaction. Durability is the same: PostgreSQL flushes the log
- * up to that commit before the statement returns.
+ * flush's round trip and transaction. Durability is the same: PostgreSQL flushes the log up to
+ * that commit before the statement returns.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../schema.js';
@@ -81,9 +82,18 @@ const COMMIT_WITHOUT_WAITING = sql`set_config('synchronous_commit', 'off', true)
  * wait for their flush) is on disk before it answers, as after a flush. A batch under load commits
  * without waiting, and the caller flushes.
  */
-export function batchCommit(underLoad: boolean): { durably: boolean; settings: RawBuilder<unknown> } {
-  return underLoad ? { durably: false, settings: COMMIT_WITHOUT_WAITING } : { durably: true, settings: COMMIT_DURABLY };
+export function batchCommit(underLoad: boolean, flush: DurableFlush): BatchCommit {
+  return underLoad ? { settings: COMMIT_WITHOUT_WAITING, durable: flush } : { settings: COMMIT_DURABLY, durable: committedDurably };
 }
+
+/** How one batch commits: what its statement selects, and what makes it durable once committed. */
+export interface BatchCommit {
+  settings: RawBuilder<unknown>;
+  durable: () => Promise<void>;
+}
+
+/** A batch that committed durably has nothing to wait for. */
+const committedDurably = (): Promise<void> => Promise.resolve();
 
 async function flushCommitted(db: Kysely<Database>): Promise<void> {
   await sql`select ${COMMIT_DURABLY}`.execute(db);

@@ -52,7 +52,7 @@ export function createPostgresPipelinedHoldBatchCommit(
 ): (operations: readonly HoldOperation[], underLoad: boolean) => Promise<CommittedBatch<boolean>> {
   return async (operations, underLoad) => {
     const payload = JSON.stringify(operations.map(encode));
-    const commit = batchCommit(underLoad);
+    const commit = batchCommit(underLoad, flush);
     let outcomes: Array<Outcome<boolean>>;
     try {
       outcomes = decode(await apply(db, payload, false, commit.settings), operations);
@@ -60,12 +60,9 @@ export function createPostgresPipelinedHoldBatchCommit(
       if (!isOperationError(error)) throw error;
       outcomes = decode(await apply(db, payload, true, commit.settings), operations);
     }
-    return { outcomes, durable: commit.durably ? COMMITTED_DURABLY : flush() };
+    return { outcomes, durable: commit.durable() };
   };
 }
-
-/** A batch that committed durably (postgres-flush.ts, `batchCommit`) has nothing to wait for. */
-const COMMITTED_DURABLY: Promise<void> = Promise.resolve();
 
 async function apply(db: Kysely<Database>, payload: string, isolate: boolean, commitSettings: RawBuilder<unknown>): Promise<unknown> {
   // Local to this statement's transaction: how it commits (see above and postgres-flush.ts).

@@ -1,9 +1,9 @@
 /**
  * Stored responses on PostgreSQL, group-committed like the holds (postgres-engine.ts): the saves of
  * many requests go in one INSERT, one transaction that commits without waiting for the disk, then
- * the shared flush (postgres-flush.ts) before any save resolves, or, when it started from an idle
- * queue, that commits durably itself (`batchCommit`), so a save is durable when it resolves, as a save of its
- * own was. Each save keeps its own result: one whose id belongs to
+ * the shared flush (postgres-flush.ts) before any save resolves (or, for a batch that started
+ * from an idle queue, one that commits durably itself: `batchCommit`), so a save is durable when it
+ * resolves, as a save of its own was. Each save keeps its own result: one whose id belongs to
  * another account is not written (the same guard as response-queries.ts) and rejects alone.
  *
  * Saves of one id in one batch (an upstream that reuses ids) are written once, as the last of them:
@@ -36,7 +36,7 @@ export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: D
   return async (saves, underLoad) => {
     let written: Set<string> | undefined;
     const last = lastSaveOfEachId(saves);
-    const commit = batchCommit(underLoad);
+    const commit = batchCommit(underLoad, flush);
     if (last !== undefined) {
       try {
         written = await insertAll(db, last, commit.settings);
@@ -63,7 +63,7 @@ export function createPostgresResponseBatchCommit(db: Kysely<Database>, flush: D
     const outcomes = saves.map(({ row }): Outcome<void> =>
       writtenIds.has(row.id) ? { ok: true, value: undefined } : { ok: false, error: responseOfAnotherAccount(row.id) },
     );
-    return { outcomes, durable: commit.durably ? COMMITTED_DURABLY : flush() };
+    return { outcomes, durable: commit.durable() };
   };
 }
 
@@ -81,9 +81,6 @@ function lastSaveOfEachId(saves: readonly ResponseSave[]): ResponseSave[] | unde
 }
 
 /** The ids written (inserted, or replaced for the same account). */
-/** A batch that committed durably (postgres-flush.ts, `batchCommit`) has nothing to wait for. */
-const COMMITTED_DURABLY: Promise<void> = Promise.resolve();
-
 async function insertAll(db: Kysely<Database>, saves: readonly ResponseSave[], commitSettings: RawBuilder<unknown>): Promise<Set<string>> {
   const values = sql.join(saves.map(({ row }) => sql`(${row.id}, ${row.account_id}, ${row.response}, ${row.input_items}, ${row.created_at}::bigint)`));
   // The one-row subquery sets how this statement's transaction commits (postgres-flush.ts, `batchCommit`).
