@@ -243,7 +243,9 @@ describe('compaction', () => {
     });
     const ours = await compactOnChat();
     const sealed = String(ours.encrypted_content);
-    const altered = `${sealed.slice(0, -2)}${sealed.endsWith('A') ? 'B' : 'A'}${sealed.slice(-1)}`;
+    // The next-to-last character, always changed (the seal is random, so it may already be an 'A').
+    const altered = `${sealed.slice(0, -2)}${sealed.at(-2) === 'A' ? 'B' : 'A'}${sealed.slice(-1)}`;
+    expect(altered).not.toBe(sealed);
     expect(await refusal({ model: 'pass-model', input: [{ role: 'user', content: 'hi' }, { ...ours, encrypted_content: altered }] })).toMatchObject({
       param: 'input[1]',
       code: 'invalid_encrypted_content',
